@@ -1,0 +1,209 @@
+//! User-facing diagnostics: what went wrong, where, and how to fix it.
+//!
+//! Wording rules: a lowercase message without a final period that names the object
+//! (`connection profile 'prod' does not exist`); notes add facts; the help line is a full
+//! sentence (`Did you mean 'topic'?`). Secrets never appear in any of them.
+
+use crate::span::Span;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The statement is rejected.
+    Error,
+    /// The statement is accepted, but something deserves attention (a deprecated spelling).
+    Warning,
+}
+
+/// One problem found in user input, with its position and advice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The primary message: lowercase, no final period.
+    pub message: String,
+    /// Where in the SQL text the problem is, when known.
+    pub span: Option<Span>,
+    /// Additional facts, each a short clause.
+    pub notes: Vec<String>,
+    /// How to fix it, as a full sentence.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error with `message`.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self { severity: Severity::Error, message: message.into(), span: None, notes: vec![], help: None }
+    }
+
+    /// A warning with `message`.
+    pub fn warning(message: impl Into<String>) -> Self {
+        Self { severity: Severity::Warning, ..Self::error(message) }
+    }
+
+    /// Attach a span (an unknown span is ignored so callers need not check).
+    pub fn with_span(mut self, span: Span) -> Self {
+        if span.is_known() {
+            self.span = Some(span);
+        }
+        self
+    }
+
+    /// Attach a span only when none is set yet.
+    pub fn or_span(mut self, span: Span) -> Self {
+        if self.span.is_none() && span.is_known() {
+            self.span = Some(span);
+        }
+        self
+    }
+
+    /// Add a note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Set the help sentence.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Whether this diagnostic rejects the statement.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let label = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{label}: {}", self.message)?;
+        if let Some(span) = self.span {
+            write!(f, " (at {span})")?;
+        }
+        for note in &self.notes {
+            write!(f, "\n  note: {note}")?;
+        }
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// A collection of diagnostics, as returned by a failed statement: every error found, not
+/// only the first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// An empty collection.
+    pub fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    /// Add one diagnostic.
+    pub fn push(&mut self, d: Diagnostic) {
+        self.0.push(d);
+    }
+
+    /// Add many.
+    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        self.0.extend(ds);
+    }
+
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    /// Whether there is nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The errors only.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter().filter(|d| d.is_error())
+    }
+
+    /// The warnings only.
+    pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter().filter(|d| !d.is_error())
+    }
+
+    /// Iterate over all.
+    pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter()
+    }
+
+    /// `Err(self)` when there are errors, `Ok(())` otherwise.
+    pub fn into_result(self) -> Result<(), Diagnostics> {
+        if self.has_errors() { Err(self) } else { Ok(()) }
+    }
+}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Self {
+        Self(vec![d])
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::span::Location;
+
+    #[test]
+    fn display_has_message_position_notes_and_help() {
+        let d = Diagnostic::error("unknown option 'topik'")
+            .with_span(Span::new(Location::new(3, 5), Location::new(3, 10)))
+            .with_note("valid options are listed by DESCRIBE CONNECTOR kafka")
+            .with_help("Did you mean 'topic'?");
+        assert_eq!(
+            d.to_string(),
+            "error: unknown option 'topik' (at 3:5)\n  note: valid options are listed by DESCRIBE CONNECTOR kafka\n  help: Did you mean 'topic'?"
+        );
+    }
+
+    #[test]
+    fn warnings_do_not_make_errors() {
+        let mut ds = Diagnostics::new();
+        ds.push(Diagnostic::warning("deprecated"));
+        assert!(!ds.has_errors());
+        assert!(ds.clone().into_result().is_ok());
+        ds.push(Diagnostic::error("bad"));
+        assert!(ds.into_result().is_err());
+    }
+}

@@ -1,0 +1,24 @@
+//! Tributary's shared vocabulary: the schema model, connection types, ids, secrets and
+//! diagnostics. This crate is the leaf of the workspace: it depends on nothing internal and
+//! knows nothing of SQL, storage or connectors.
+
+mod diagnostic;
+mod field;
+mod format;
+mod ids;
+mod records;
+mod schema;
+mod secret;
+mod span;
+
+pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use field::{FieldType, SourceField, TimeUnit};
+pub use format::{BadData, Format, Framing, JsonFormat, ParquetFormat, TimestampFormat, DecimalEncoding, JsonCompression, ParquetCompression};
+pub use ids::{ProfileId, TableId};
+pub use records::{
+    ConnectionProfile, ConnectionTable, CURRENT_FORMAT_VERSION, OptionEntry, OptionValue,
+    VirtualColumn, Watermark,
+};
+pub use schema::{ConnectionSchema, ConnectionType, SchemaError};
+pub use secret::{REDACTED, contains_env_reference, env_references, resolve_env};
+pub use span::{Location, Span};
