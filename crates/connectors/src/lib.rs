@@ -1,1 +1,30 @@
-//! placeholder
+//! Connectors: the [`Connector`] trait, the explicit [`registry`], the generic option engine
+//! that maps WITH options onto a connector's JSON config, and one folder per connector with
+//! its profile and table JSON Schemas.
+//!
+//! This crate knows nothing of SQL parsing or storage: it receives [`WithOptions`] and
+//! returns JSON configs and diagnostics.
+//!
+//! [`WithOptions`]: tributary_types::WithOptions
+
+mod connector;
+pub mod describe;
+mod mapping;
+mod registry;
+mod schema_doc;
+mod spec;
+
+mod blackhole;
+mod confluent;
+mod filesystem;
+mod impulse;
+mod kafka;
+mod nexmark;
+mod single_file;
+mod stdout;
+
+pub use connector::{Connector, ProfileCheck, Roles, TableCheck, str_at};
+pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
+pub use registry::{RegisteredConnector, Registry, registry};
+pub use schema_doc::{PropertyInfo, property};
+pub use spec::{Condition, MetadataKey, MetadataType, OptionSpec, Target, ValueKind};

@@ -1,1 +1,15 @@
-//! placeholder
+//! Formats: which wire formats exist, the options each takes, and how a WITH clause's
+//! format options become a [`Format`], [`BadData`] and [`Framing`].
+//!
+//! Schema expansion (JSON Schema, Avro, Protobuf), decoders and encoders join this crate
+//! with the formats issue; the option registry here is already their single source of truth
+//! for `DESCRIBE CONNECTOR` and did-you-mean suggestions.
+
+mod registry;
+mod from_options;
+
+pub use from_options::{FormatOptions, format_from_options};
+pub use registry::{FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, format_spec, all_format_keys};
+
+#[doc(no_inline)]
+pub use tributary_types::{BadData, Format, Framing};

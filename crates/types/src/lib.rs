@@ -3,13 +3,16 @@
 //! knows nothing of SQL, storage or connectors.
 
 mod diagnostic;
+mod duration;
 mod field;
 mod format;
 mod ids;
+pub mod options;
 mod records;
 mod schema;
 mod secret;
 mod span;
+mod suggest;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use field::{FieldType, SourceField, TimeUnit};
@@ -22,3 +25,6 @@ pub use records::{
 pub use schema::{ConnectionSchema, ConnectionType, SchemaError};
 pub use secret::{REDACTED, contains_env_reference, env_references, resolve_env};
 pub use span::{Location, Span};
+pub use duration::{parse_data_size, parse_interval_micros};
+pub use options::{SqlOption, WithOptions};
+pub use suggest::{closest, edit_distance};

@@ -161,6 +161,10 @@ pub struct ConnectionTable {
     /// The profile it uses, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileId>,
+    /// Connection settings given inline in the table's WITH clause instead of a profile
+    /// (the profile-shaped JSON config), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_profile: Option<serde_json::Value>,
     /// Source, sink or lookup.
     pub connection_type: ConnectionType,
     /// The validated table JSON config.
@@ -298,6 +302,7 @@ mod tests {
             name: "t".into(),
             connector: "kafka".into(),
             profile: None,
+            inline_profile: None,
             connection_type: ConnectionType::Source,
             config: serde_json::json!({}),
             schema: ConnectionSchema {

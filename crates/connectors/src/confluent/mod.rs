@@ -1,0 +1,84 @@
+//! The `confluent` connector: Kafka on Confluent Cloud. Its profile holds an API key and
+//! secret (SASL_SSL with PLAIN underneath); its tables are Kafka tables.
+
+use crate::connector::{Connector, ProfileCheck, Roles, TableCheck, str_at};
+use crate::kafka;
+use crate::spec::{MetadataKey, OptionSpec};
+use serde_json::Value;
+use tributary_types::{ConnectionType, Diagnostic};
+
+/// The `confluent` connector.
+#[derive(Debug)]
+pub struct Confluent;
+
+const PROFILE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::at("bootstrap_servers", "/bootstrapServers"),
+    OptionSpec::at("key", "/key"),
+    OptionSpec::at("secret", "/secret"),
+    OptionSpec::at("schema_registry.endpoint", "/schemaRegistry/endpoint"),
+    OptionSpec::at("schema_registry.api_key", "/schemaRegistry/apiKey"),
+    OptionSpec::at("schema_registry.api_secret", "/schemaRegistry/apiSecret"),
+];
+
+impl Connector for Confluent {
+    fn id(&self) -> &'static str {
+        "confluent"
+    }
+    fn name(&self) -> &'static str {
+        "Confluent Cloud"
+    }
+    fn description(&self) -> &'static str {
+        "Read and write Kafka topics on Confluent Cloud"
+    }
+    fn roles(&self) -> Roles {
+        Roles { source: true, sink: true, lookup: false }
+    }
+    fn supports_testing(&self) -> bool {
+        true
+    }
+    fn profile_schema(&self) -> Option<&'static str> {
+        Some(include_str!("profile.json"))
+    }
+    fn table_schema(&self) -> &'static str {
+        kafka::TABLE_SCHEMA
+    }
+    fn profile_options(&self) -> &'static [OptionSpec] {
+        PROFILE_OPTIONS
+    }
+    fn table_options(&self) -> &'static [OptionSpec] {
+        kafka::TABLE_OPTIONS
+    }
+    fn metadata_keys(&self) -> &'static [MetadataKey] {
+        kafka::METADATA
+    }
+    fn connection_type(&self, table: &Value) -> ConnectionType {
+        kafka::connection_type(table)
+    }
+    fn check_profile(&self, cx: &ProfileCheck<'_>) -> Vec<Diagnostic> {
+        // Unlike kafka, a Confluent registry needs both credentials (Arroyo's rule); a
+        // credential without an endpoint is caught by the schema's dependentRequired.
+        let mut out = Vec::new();
+        if cx.config.pointer("/schemaRegistry/endpoint").is_some() {
+            for key in ["schema_registry.api_key", "schema_registry.api_secret"] {
+                if !cx.options.spans.contains_key(key) {
+                    out.push(
+                        Diagnostic::error(format!("missing required option '{key}' for connection profile of connector 'confluent'"))
+                            .with_span(cx.span_of("schema_registry.endpoint"))
+                            .with_note("Confluent Cloud's schema registry needs an API key and secret")
+                            .with_help(format!("Add '{key}' = '...' to the WITH clause.")),
+                    );
+                }
+            }
+        }
+        out
+    }
+    fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
+        kafka::check_table(cx)
+    }
+    fn profile_description(&self, profile: &Value) -> String {
+        str_at(profile, "/bootstrapServers").unwrap_or_default().to_string()
+    }
+    fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
+        kafka::describe_table(table, connection_type)
+    }
+}

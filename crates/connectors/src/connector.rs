@@ -1,0 +1,128 @@
+//! The [`Connector`] trait: everything Tributary knows about one kind of external system.
+
+use crate::mapping::MappedOptions;
+use crate::spec::{MetadataKey, OptionSpec};
+use serde_json::Value;
+use std::fmt::Debug;
+use tributary_types::{ConnectionSchema, ConnectionType, Diagnostic, SourceField, Span};
+
+/// Which roles a connector can play.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Roles {
+    /// Can be read.
+    pub source: bool,
+    /// Can be written.
+    pub sink: bool,
+    /// Can be looked up by key.
+    pub lookup: bool,
+}
+
+/// What a connector's cross-field table checks can see.
+#[derive(Debug, Clone, Copy)]
+pub struct TableCheck<'a> {
+    /// The table's name.
+    pub table: &'a str,
+    /// The mapped table config.
+    pub config: &'a Value,
+    /// The profile config (stored or inline), if the connector has one.
+    pub profile: Option<&'a Value>,
+    /// Fields, format and policies.
+    pub schema: &'a ConnectionSchema,
+    /// What the table is.
+    pub connection_type: ConnectionType,
+    /// The options as written, with their spans.
+    pub options: &'a MappedOptions,
+    /// Where the statement is.
+    pub statement_span: Span,
+}
+
+impl TableCheck<'_> {
+    /// The span of an option's value, or of the statement when it was not written.
+    pub fn span_of(&self, key: &str) -> Span {
+        self.options.span_of(key, self.statement_span)
+    }
+}
+
+/// What a connector's cross-field profile checks can see.
+#[derive(Debug, Clone, Copy)]
+pub struct ProfileCheck<'a> {
+    /// The mapped profile config.
+    pub config: &'a Value,
+    /// The options as written, with their spans.
+    pub options: &'a MappedOptions,
+    /// Where the statement is.
+    pub statement_span: Span,
+}
+
+impl ProfileCheck<'_> {
+    /// The span of an option's value, or of the statement when it was not written.
+    pub fn span_of(&self, key: &str) -> Span {
+        self.options.span_of(key, self.statement_span)
+    }
+}
+
+/// One kind of external system. Implementations live in their own folder with their JSON
+/// Schemas and are listed once in the registry; nothing else branches on a connector's id.
+pub trait Connector: Send + Sync + Debug {
+    /// The id used in `connector = '...'`.
+    fn id(&self) -> &'static str;
+    /// A display name.
+    fn name(&self) -> &'static str;
+    /// One sentence on what it connects to.
+    fn description(&self) -> &'static str;
+    /// The roles it can play.
+    fn roles(&self) -> Roles;
+    /// Whether connection tests are supported.
+    fn supports_testing(&self) -> bool {
+        false
+    }
+    /// The profile JSON Schema, for connectors that take a profile.
+    fn profile_schema(&self) -> Option<&'static str> {
+        None
+    }
+    /// The table JSON Schema.
+    fn table_schema(&self) -> &'static str;
+    /// The SQL keys of the profile and where they go.
+    fn profile_options(&self) -> &'static [OptionSpec] {
+        &[]
+    }
+    /// The SQL keys of the table and where they go.
+    fn table_options(&self) -> &'static [OptionSpec];
+    /// The keys `METADATA FROM` may name.
+    fn metadata_keys(&self) -> &'static [MetadataKey] {
+        &[]
+    }
+    /// The fixed schema of connectors that supply their own (impulse, nexmark).
+    fn fixed_schema(&self) -> Option<Vec<SourceField>> {
+        None
+    }
+    /// Whether `format` must be set.
+    fn requires_format(&self) -> bool {
+        true
+    }
+    /// Whether `json.compression = 'gzip'` is supported.
+    fn supports_json_compression(&self) -> bool {
+        false
+    }
+    /// Source, sink or lookup, from the table config.
+    fn connection_type(&self, table: &Value) -> ConnectionType;
+    /// Cross-field profile rules a schema cannot express.
+    fn check_profile(&self, _cx: &ProfileCheck<'_>) -> Vec<Diagnostic> {
+        vec![]
+    }
+    /// Cross-field table rules a schema cannot express.
+    fn check_table(&self, _cx: &TableCheck<'_>) -> Vec<Diagnostic> {
+        vec![]
+    }
+    /// A one-line description of a profile (for Kafka, its servers).
+    fn profile_description(&self, _profile: &Value) -> String {
+        String::new()
+    }
+    /// A one-line description of a table, `KafkaSource<orders>`.
+    fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String;
+}
+
+/// The string at `pointer` in `v`, if any.
+pub fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}

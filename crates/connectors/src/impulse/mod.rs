@@ -1,0 +1,55 @@
+//! The `impulse` connector: a bounded or unbounded generator of `counter` rows, with a fixed
+//! schema.
+
+use crate::connector::{Connector, Roles};
+use crate::spec::OptionSpec;
+use serde_json::Value;
+use tributary_types::{ConnectionType, FieldType, SourceField};
+
+/// The `impulse` connector.
+#[derive(Debug)]
+pub struct Impulse;
+
+const TABLE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::at("event_rate", "/event_rate"),
+    OptionSpec::at("event_time_interval", "/event_time_interval"),
+    OptionSpec::at("message_count", "/message_count"),
+];
+
+impl Connector for Impulse {
+    fn id(&self) -> &'static str {
+        "impulse"
+    }
+    fn name(&self) -> &'static str {
+        "Impulse"
+    }
+    fn description(&self) -> &'static str {
+        "Generate counter rows at a fixed rate"
+    }
+    fn roles(&self) -> Roles {
+        Roles { source: true, sink: false, lookup: false }
+    }
+    fn table_schema(&self) -> &'static str {
+        include_str!("table.json")
+    }
+    fn table_options(&self) -> &'static [OptionSpec] {
+        TABLE_OPTIONS
+    }
+    fn fixed_schema(&self) -> Option<Vec<SourceField>> {
+        Some(vec![SourceField::required("counter", FieldType::Int64), SourceField::required("subtask_index", FieldType::Int64)])
+    }
+    fn requires_format(&self) -> bool {
+        false
+    }
+    fn connection_type(&self, _table: &Value) -> ConnectionType {
+        ConnectionType::Source
+    }
+    fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
+        let rate = table.get("event_rate").map(Value::to_string).unwrap_or_default();
+        let bounded = if table.get("message_count").is_some() { "Bounded" } else { "" };
+        match table.get("event_time_interval") {
+            Some(i) => format!("{bounded}Impulse<{rate} eps, {i}ns>"),
+            None => format!("{bounded}Impulse<{rate} eps>"),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The `nexmark` connector: the Nexmark benchmark generator, with its fixed schema of
+//! `person`, `auction` and `bid` structs.
+
+use crate::connector::{Connector, Roles};
+use crate::spec::OptionSpec;
+use serde_json::Value;
+use tributary_types::{ConnectionType, FieldType, SourceField, TimeUnit};
+
+/// The `nexmark` connector.
+#[derive(Debug)]
+pub struct Nexmark;
+
+const TABLE_OPTIONS: &[OptionSpec] = &[OptionSpec::at("event_rate", "/event_rate"), OptionSpec::at("runtime", "/runtime")];
+
+fn required_struct(fields: &[(&str, FieldType)]) -> FieldType {
+    FieldType::Struct { fields: fields.iter().map(|(n, t)| SourceField::required(*n, t.clone())).collect() }
+}
+
+impl Connector for Nexmark {
+    fn id(&self) -> &'static str {
+        "nexmark"
+    }
+    fn name(&self) -> &'static str {
+        "Nexmark"
+    }
+    fn description(&self) -> &'static str {
+        "Generate the Nexmark benchmark's persons, auctions and bids"
+    }
+    fn roles(&self) -> Roles {
+        Roles { source: true, sink: false, lookup: false }
+    }
+    fn table_schema(&self) -> &'static str {
+        include_str!("table.json")
+    }
+    fn table_options(&self) -> &'static [OptionSpec] {
+        TABLE_OPTIONS
+    }
+    fn fixed_schema(&self) -> Option<Vec<SourceField>> {
+        let ts = FieldType::Timestamp { unit: TimeUnit::Nanosecond };
+        let (text, big) = (FieldType::String, FieldType::Int64);
+        Some(vec![
+            SourceField::new(
+                "person",
+                required_struct(&[
+                    ("id", big.clone()),
+                    ("name", text.clone()),
+                    ("email_address", text.clone()),
+                    ("credit_card", text.clone()),
+                    ("city", text.clone()),
+                    ("state", text.clone()),
+                    ("datetime", ts.clone()),
+                    ("extra", text.clone()),
+                ]),
+            ),
+            SourceField::new(
+                "auction",
+                required_struct(&[
+                    ("id", big.clone()),
+                    ("description", text.clone()),
+                    ("item_name", text.clone()),
+                    ("initial_bid", big.clone()),
+                    ("reserve", big.clone()),
+                    ("datetime", ts.clone()),
+                    ("expires", ts.clone()),
+                    ("seller", big.clone()),
+                    ("category", big.clone()),
+                    ("extra", text.clone()),
+                ]),
+            ),
+            SourceField::new(
+                "bid",
+                required_struct(&[
+                    ("auction", big.clone()),
+                    ("bidder", big.clone()),
+                    ("price", big),
+                    ("channel", text.clone()),
+                    ("url", text.clone()),
+                    ("datetime", ts),
+                    ("extra", text),
+                ]),
+            ),
+        ])
+    }
+    fn requires_format(&self) -> bool {
+        false
+    }
+    fn connection_type(&self, _table: &Value) -> ConnectionType {
+        ConnectionType::Source
+    }
+    fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
+        format!("Nexmark<{} eps>", table.get("event_rate").map(Value::to_string).unwrap_or_default())
+    }
+}

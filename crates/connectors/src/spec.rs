@@ -1,0 +1,157 @@
+//! Declarations a connector makes about its SQL options: which WITH key lands where in its
+//! JSON config, under which condition, and how the value is read.
+
+/// How a WITH value is turned into JSON. `Auto` follows the JSON Schema type of the target
+/// property; the others cover SQL forms a schema type cannot tell apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// By the schema's `type`: string, integer, number, boolean, an array of strings (an
+    /// array or a comma-separated string), or an object of strings (`'k=v,k2=v2'`).
+    Auto,
+    /// An interval (`INTERVAL '5' SECOND`), stored as whole seconds.
+    IntervalSeconds,
+    /// An interval, stored as whole milliseconds.
+    IntervalMillis,
+    /// An interval, stored as whole microseconds.
+    IntervalMicros,
+    /// A data size (`'64mb'`), stored as bytes.
+    DataSize,
+    /// A column name: a bare identifier (or, for compatibility, a string).
+    Field,
+}
+
+/// Where an option's value goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Into the JSON config at this JSON Pointer (`/type/offset`).
+    Pointer(&'static str),
+    /// Every option whose key starts with this prefix (`storage.`) goes into the object at
+    /// `pointer`, keyed by the rest of the key.
+    Prefixed {
+        /// The object's JSON Pointer.
+        pointer: &'static str,
+        /// What the entries are.
+        description: &'static str,
+    },
+    /// Nowhere in the config: the value selects a variant (`type = 'source'`) and is only
+    /// used by conditions.
+    Selector {
+        /// The allowed values.
+        values: &'static [&'static str],
+        /// The value when the option is absent; `None` makes the option required.
+        default: Option<&'static str>,
+        /// What it chooses.
+        description: &'static str,
+    },
+}
+
+/// A condition on another option (a selector, or a string option declared earlier): the
+/// option applies only when `key` has one of `values`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Condition {
+    /// The selector's SQL key.
+    pub key: &'static str,
+    /// The values under which the option applies.
+    pub values: &'static [&'static str],
+}
+
+/// One SQL WITH key of a connector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// The SQL key, `source.offset`.
+    pub key: &'static str,
+    /// Where the value goes.
+    pub target: Target,
+    /// When the option applies.
+    pub when: Option<Condition>,
+    /// How the value is read.
+    pub kind: ValueKind,
+    /// Older spellings, accepted with a warning.
+    pub deprecated_aliases: &'static [&'static str],
+}
+
+impl OptionSpec {
+    /// An option stored at `pointer`, read by the schema's type.
+    pub const fn at(key: &'static str, pointer: &'static str) -> Self {
+        Self { key, target: Target::Pointer(pointer), when: None, kind: ValueKind::Auto, deprecated_aliases: &[] }
+    }
+
+    /// A selector with allowed `values` and an optional default.
+    pub const fn selector(
+        key: &'static str,
+        values: &'static [&'static str],
+        default: Option<&'static str>,
+        description: &'static str,
+    ) -> Self {
+        Self { key, target: Target::Selector { values, default, description }, when: None, kind: ValueKind::Auto, deprecated_aliases: &[] }
+    }
+
+    /// Every option starting with `prefix` (for example `storage.`) into the object at
+    /// `pointer`.
+    pub const fn prefixed(prefix: &'static str, pointer: &'static str, description: &'static str) -> Self {
+        Self { key: prefix, target: Target::Prefixed { pointer, description }, when: None, kind: ValueKind::Auto, deprecated_aliases: &[] }
+    }
+
+    /// Apply only when selector `key` is one of `values`.
+    pub const fn when(mut self, key: &'static str, values: &'static [&'static str]) -> Self {
+        self.when = Some(Condition { key, values });
+        self
+    }
+
+    /// Read the value as `kind`.
+    pub const fn kind(mut self, kind: ValueKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Accept older spellings with a deprecation warning.
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.deprecated_aliases = aliases;
+        self
+    }
+
+    /// The JSON Pointer, for pointer targets.
+    pub fn pointer(&self) -> Option<&'static str> {
+        match self.target {
+            Target::Pointer(p) => Some(p),
+            Target::Selector { .. } | Target::Prefixed { .. } => None,
+        }
+    }
+}
+
+/// A metadata key a connector exposes for `METADATA FROM 'key'` columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataKey {
+    /// The key.
+    pub key: &'static str,
+    /// The SQL type a column reading it must have.
+    pub sql_type: MetadataType,
+    /// What it holds.
+    pub description: &'static str,
+}
+
+/// The types metadata values come in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataType {
+    /// `INT`.
+    Int,
+    /// `BIGINT`.
+    BigInt,
+    /// `TEXT`.
+    Text,
+    /// `BYTEA`.
+    Bytea,
+}
+
+impl MetadataType {
+    /// The field type.
+    pub fn field_type(self) -> tributary_types::FieldType {
+        use tributary_types::FieldType;
+        match self {
+            MetadataType::Int => FieldType::Int32,
+            MetadataType::BigInt => FieldType::Int64,
+            MetadataType::Text => FieldType::String,
+            MetadataType::Bytea => FieldType::Bytes,
+        }
+    }
+}

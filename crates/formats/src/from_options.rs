@@ -1,0 +1,296 @@
+//! Turning a WITH clause's format options into a [`Format`], [`BadData`] and [`Framing`].
+
+use crate::registry::{FORMATS, format_spec};
+use tributary_types::options::{not_allowed, quoted_list, to_bool, to_u64};
+use tributary_types::{
+    BadData, DecimalEncoding, Diagnostic, Format, Framing, JsonCompression, JsonFormat, ParquetCompression,
+    ParquetFormat, Span, TimestampFormat, WithOptions, closest, parse_data_size,
+};
+
+/// The format-related settings pulled from a WITH clause.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FormatOptions {
+    /// The format, if `format` was given.
+    pub format: Option<Format>,
+    /// Where `format` was written.
+    pub format_span: Option<Span>,
+    /// `bad_data`.
+    pub bad_data: Option<BadData>,
+    /// `framing`.
+    pub framing: Option<Framing>,
+    /// Where `json.compression` was written, when it asks for compression.
+    pub compression_span: Option<Span>,
+}
+
+/// Pull `format`, its family of options, `bad_data` and `framing` from `opts`. Every
+/// problem is reported; options of a format other than the chosen one are left in `opts`
+/// and so reported as unknown later.
+pub fn format_from_options(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> FormatOptions {
+    let mut out = FormatOptions::default();
+    match opts.take_string("format") {
+        Err(d) => diags.push(d),
+        Ok(None) => {}
+        Ok(Some((name, span))) => {
+            out.format_span = Some(span);
+            out.format = parse_format(&name, span, opts, diags, &mut out.compression_span);
+        }
+    }
+    match opts.take_string("bad_data") {
+        Err(d) => diags.push(d),
+        Ok(None) => {}
+        Ok(Some((v, span))) => match v.as_str() {
+            "fail" => out.bad_data = Some(BadData::Fail),
+            "drop" => out.bad_data = Some(BadData::Drop),
+            _ => diags.push(not_allowed("bad_data", &v, &["fail", "drop"], span)),
+        },
+    }
+    let max_length = match opts.take("framing.newline.max_length") {
+        Some(o) => match to_u64(&o) {
+            Ok(n) => Some((n, o.key_span)),
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        },
+        None => None,
+    };
+    match opts.take_string("framing") {
+        Err(d) => diags.push(d),
+        Ok(None) => {
+            if let Some((_, span)) = max_length {
+                diags.push(
+                    Diagnostic::error("option 'framing.newline.max_length' requires framing = 'newline'")
+                        .with_span(span)
+                        .with_help("Add framing = 'newline', or remove the option."),
+                );
+            }
+        }
+        Ok(Some((v, span))) => match v.as_str() {
+            "newline" => out.framing = Some(Framing::Newline { max_line_length: max_length.map(|(n, _)| n) }),
+            _ => diags.push(not_allowed("framing", &v, &["newline"], span)),
+        },
+    }
+    out
+}
+
+fn parse_format(
+    name: &str,
+    span: Span,
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+    compression_span: &mut Option<Span>,
+) -> Option<Format> {
+    let Some(spec) = format_spec(name) else {
+        let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+        let mut d = Diagnostic::error(format!("unknown format '{name}'"))
+            .with_span(span)
+            .with_note(format!("supported formats are {}", quoted_list(&names)));
+        if let Some(s) = closest(name, names.iter().copied()) {
+            d = d.with_help(format!("Did you mean '{s}'?"));
+        }
+        diags.push(d);
+        return None;
+    };
+    if let Some(why) = spec.unsupported {
+        // Consume its options so they are not reported a second time as unknown.
+        for o in spec.options {
+            opts.take(o.key);
+        }
+        diags.push(
+            Diagnostic::error(format!("format '{name}' is not supported yet"))
+                .with_span(span)
+                .with_note(why),
+        );
+        return None;
+    }
+    match name {
+        "json" | "debezium_json" => Some(Format::Json(json_format(name == "debezium_json", opts, diags, compression_span))),
+        "parquet" => Some(Format::Parquet(parquet_format(opts, diags))),
+        "raw_string" => Some(Format::RawString {}),
+        "raw_bytes" => Some(Format::RawBytes {}),
+        _ => None,
+    }
+}
+
+fn json_format(debezium: bool, opts: &mut WithOptions, diags: &mut Vec<Diagnostic>, compression_span: &mut Option<Span>) -> JsonFormat {
+    let mut f = JsonFormat {
+        debezium,
+        timestamp_format: if debezium { TimestampFormat::UnixMillis } else { TimestampFormat::Rfc3339 },
+        decimal_encoding: if debezium { DecimalEncoding::Bytes } else { DecimalEncoding::Number },
+        ..Default::default()
+    };
+    let mut flag = |key: &str, diags: &mut Vec<Diagnostic>| -> Option<(bool, Span)> {
+        let o = opts.take(key)?;
+        match to_bool(&o) {
+            Ok(b) => Some((b, o.key_span)),
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        }
+    };
+    let registry = flag("json.confluent_schema_registry", diags);
+    let include = flag("json.include_schema", diags);
+    let unstructured = flag("json.unstructured", diags);
+    f.confluent_schema_registry = registry.is_some_and(|(b, _)| b);
+    f.include_schema = include.is_some_and(|(b, _)| b);
+    f.unstructured = unstructured.is_some_and(|(b, _)| b);
+    if let (Some((true, _)), Some((true, span))) = (registry, include) {
+        diags.push(
+            Diagnostic::error("at most one of 'json.confluent_schema_registry' and 'json.include_schema' may be set")
+                .with_span(span)
+                .with_help("A message either carries the registry header or an embedded schema; choose one."),
+        );
+    }
+    if let Some((v, _)) = take_enum(opts, "json.timestamp_format", &["rfc3339", "unix_millis"], diags) {
+        f.timestamp_format = if v == "unix_millis" { TimestampFormat::UnixMillis } else { TimestampFormat::Rfc3339 };
+    }
+    if let Some((v, _)) = take_enum(opts, "json.decimal_encoding", &["number", "string", "bytes"], diags) {
+        f.decimal_encoding = match v.as_str() {
+            "string" => DecimalEncoding::String,
+            "bytes" => DecimalEncoding::Bytes,
+            _ => DecimalEncoding::Number,
+        };
+    }
+    if let Some((v, span)) = take_enum(opts, "json.compression", &["uncompressed", "gzip"], diags) {
+        if v == "gzip" {
+            f.compression = JsonCompression::Gzip;
+            *compression_span = Some(span);
+        }
+    }
+    if let Some(o) = opts.take("json.schema") {
+        diags.push(
+            Diagnostic::error("option 'json.schema' is not supported yet")
+                .with_span(o.key_span)
+                .with_note("JSON Schema expansion arrives with the formats work")
+                .with_help("Declare the columns in the table definition instead."),
+        );
+    }
+    f
+}
+
+fn parquet_format(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> ParquetFormat {
+    let mut f = ParquetFormat::default();
+    let codecs = ["uncompressed", "snappy", "gzip", "zstd", "lz4", "lz4_raw"];
+    if let Some((v, _)) = take_enum(opts, "parquet.compression", &codecs, diags) {
+        f.compression = match v.as_str() {
+            "uncompressed" => ParquetCompression::Uncompressed,
+            "snappy" => ParquetCompression::Snappy,
+            "gzip" => ParquetCompression::Gzip,
+            "lz4" => ParquetCompression::Lz4,
+            "lz4_raw" => ParquetCompression::Lz4Raw,
+            _ => ParquetCompression::Zstd,
+        };
+    }
+    if let Some(o) = opts.take("parquet.row_group_size") {
+        let parsed = match &o.value {
+            tributary_types::OptionValue::Number(s) | tributary_types::OptionValue::String(s) => parse_data_size(s),
+            _ => Err(format!("expected a data size such as '128mb', but it is {}", o.value_kind())),
+        };
+        match parsed {
+            Ok(0) => diags.push(
+                Diagnostic::error("option 'parquet.row_group_size' must be greater than 0")
+                    .with_span(o.value_span)
+                    .with_help("Use a size such as '128mb'."),
+            ),
+            Ok(n) => f.row_group_bytes = Some(n),
+            Err(e) => diags.push(
+                Diagnostic::error(format!("invalid value for option 'parquet.row_group_size': {e}"))
+                    .with_span(o.value_span)
+                    .with_help("Use a size such as '128mb'."),
+            ),
+        }
+    }
+    f
+}
+
+/// Take a string option whose value must be one of `allowed` (case-insensitively).
+fn take_enum(opts: &mut WithOptions, key: &str, allowed: &[&str], diags: &mut Vec<Diagnostic>) -> Option<(String, Span)> {
+    match opts.take_string(key) {
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+        Ok(None) => None,
+        Ok(Some((v, span))) => {
+            let norm = v.to_ascii_lowercase();
+            // Arroyo spells this one 'UnixMillis' too.
+            let norm = if norm == "unixmillis" { "unix_millis".to_string() } else { norm };
+            if allowed.contains(&norm.as_str()) {
+                Some((norm, span))
+            } else {
+                diags.push(not_allowed(key, &v, allowed, span));
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tributary_types::{Location, OptionValue, SqlOption};
+
+    fn opts(pairs: &[(&str, OptionValue)]) -> WithOptions {
+        let span = Span::new(Location::new(1, 1), Location::new(1, 2));
+        WithOptions::new(
+            pairs
+                .iter()
+                .map(|(k, v)| SqlOption { key: k.to_string(), key_span: span, value: v.clone(), value_span: span })
+                .collect(),
+        )
+        .0
+    }
+
+    fn s(v: &str) -> OptionValue {
+        OptionValue::String(v.into())
+    }
+
+    #[test]
+    fn debezium_defaults_and_json_options() {
+        let mut o = opts(&[("format", s("debezium_json")), ("json.decimal_encoding", s("string")), ("bad_data", s("drop"))]);
+        let mut d = vec![];
+        let f = format_from_options(&mut o, &mut d);
+        assert!(d.is_empty(), "{d:?}");
+        let Some(Format::Json(j)) = f.format else { panic!("not json") };
+        assert!(j.debezium);
+        assert_eq!(j.timestamp_format, TimestampFormat::UnixMillis);
+        assert_eq!(j.decimal_encoding, DecimalEncoding::String);
+        assert_eq!(f.bad_data, Some(BadData::Drop));
+        assert!(o.remaining().is_empty());
+    }
+
+    #[test]
+    fn errors_are_collected() {
+        let mut o = opts(&[
+            ("format", s("jsn")),
+            ("bad_data", s("skip")),
+            ("framing.newline.max_length", OptionValue::Number("10".into())),
+        ]);
+        let mut d = vec![];
+        format_from_options(&mut o, &mut d);
+        let msgs: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            msgs,
+            ["unknown format 'jsn'", "invalid value 'skip' for option 'bad_data'", "option 'framing.newline.max_length' requires framing = 'newline'"]
+        );
+        assert_eq!(d[0].help.as_deref(), Some("Did you mean 'json'?"));
+    }
+
+    #[test]
+    fn options_of_other_formats_stay_unconsumed() {
+        let mut o = opts(&[("format", s("raw_string")), ("json.unstructured", OptionValue::Bool(true))]);
+        let mut d = vec![];
+        let f = format_from_options(&mut o, &mut d);
+        assert_eq!(f.format, Some(Format::RawString {}));
+        assert_eq!(o.remaining().len(), 1);
+    }
+
+    #[test]
+    fn parquet_row_group_size() {
+        let mut o = opts(&[("format", s("parquet")), ("parquet.row_group_size", s("0"))]);
+        let mut d = vec![];
+        format_from_options(&mut o, &mut d);
+        assert_eq!(d[0].message, "option 'parquet.row_group_size' must be greater than 0");
+    }
+}

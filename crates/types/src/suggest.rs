@@ -1,0 +1,49 @@
+//! Did-you-mean suggestions by edit distance.
+
+/// The Levenshtein distance between `a` and `b`, case-insensitively.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The candidate closest to `input`, if it is close enough to be a plausible typo
+/// (distance at most a third of the longer word, and at least 1 allowed).
+pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (input.chars().count() / 3).max(1);
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(input, c);
+        // A dotted key that ends the same way is a strong hint (`offset` for `source.offset`).
+        let d = if c.ends_with(&format!(".{input}")) { d.min(1) } else { d };
+        if d <= limit.max(c.chars().count() / 3) && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        let keys = ["topic", "type", "source.offset", "bootstrap_servers"];
+        assert_eq!(closest("topik", keys), Some("topic"));
+        assert_eq!(closest("offset", keys), Some("source.offset"));
+        assert_eq!(closest("bootstrap.servers", keys), Some("bootstrap_servers"));
+        assert_eq!(closest("zzzzzz", keys), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}
