@@ -152,11 +152,11 @@ fn json_format(debezium: bool, opts: &mut WithOptions, diags: &mut Vec<Diagnosti
             _ => DecimalEncoding::Number,
         };
     }
-    if let Some((v, span)) = take_enum(opts, "json.compression", &["uncompressed", "gzip"], diags) {
-        if v == "gzip" {
-            f.compression = JsonCompression::Gzip;
-            *compression_span = Some(span);
-        }
+    if let Some((v, span)) = take_enum(opts, "json.compression", &["uncompressed", "gzip"], diags)
+        && v == "gzip"
+    {
+        f.compression = JsonCompression::Gzip;
+        *compression_span = Some(span);
     }
     if let Some(o) = opts.take("json.schema") {
         diags.push(

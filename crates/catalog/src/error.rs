@@ -1,0 +1,72 @@
+//! Catalog errors.
+
+use crate::store::ObjectKind;
+use std::path::PathBuf;
+
+/// The catalog's result type.
+pub type Result<T, E = CatalogError> = std::result::Result<T, E>;
+
+/// What can go wrong in the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// Another process holds the catalog open.
+    #[error("catalog '{}' is in use by another process", path.display())]
+    InUse {
+        /// The catalog's location.
+        path: PathBuf,
+    },
+    /// The catalog's files could not be read or written.
+    #[error("cannot open catalog '{}': {source}", path.display())]
+    Io {
+        /// The catalog's location.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The stored data cannot be read.
+    #[error("catalog '{}' is corrupt: {detail}", path.display())]
+    Corrupt {
+        /// The catalog's location.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The catalog was written by a newer Tributary.
+    #[error("catalog '{}' was written in format version {found}, but this build reads versions up to {supported}", path.display())]
+    NewerFormat {
+        /// The catalog's location.
+        path: PathBuf,
+        /// The version found.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+    /// A name is taken.
+    #[error("{kind} '{name}' already exists")]
+    AlreadyExists {
+        /// Profile or table.
+        kind: ObjectKind,
+        /// The name as stored.
+        name: String,
+    },
+    /// An object does not exist.
+    #[error("{kind} '{name}' does not exist")]
+    NotFound {
+        /// Profile or table.
+        kind: ObjectKind,
+        /// The name or id asked for.
+        name: String,
+    },
+    /// A profile still used by tables cannot be dropped.
+    #[error("connection profile '{profile}' is used by {} table(s): {}", tables.len(), tables.join(", "))]
+    ProfileInUse {
+        /// The profile's name.
+        profile: String,
+        /// The names of the tables using it.
+        tables: Vec<String>,
+    },
+    /// The storage engine failed.
+    #[error("catalog storage error: {0}")]
+    Storage(String),
+}

@@ -1,0 +1,402 @@
+//! [`SledStore`]: the embedded catalog in a sled database directory.
+//!
+//! Layout: tree `profiles` (id -> JSON record), `profile_names` (lowercase name -> id),
+//! `tables` and `table_names` likewise, `deps` (profile id, NUL, table id -> empty) and
+//! `meta` (`format_version`). Lookups by name are two point reads; nothing is read at open.
+//! Writes take a process-wide mutex, run in one sled transaction over all trees and are
+//! flushed to disk before `apply` returns. A lock file keeps other processes out.
+
+use crate::error::{CatalogError, Result};
+use crate::store::{CatalogStore, Change, ObjectKind, name_key};
+use fs2::FileExt;
+use serde::de::DeserializeOwned;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+use sled::{Transactional, Tree};
+use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ProfileId, TableId};
+
+const LOCK_FILE: &str = "tributary.lock";
+const FORMAT_KEY: &[u8] = b"format_version";
+
+/// The sled-backed catalog.
+#[derive(Debug)]
+pub struct SledStore {
+    path: PathBuf,
+    db: sled::Db,
+    profiles: Tree,
+    profile_names: Tree,
+    tables: Tree,
+    table_names: Tree,
+    deps: Tree,
+    write_lock: Mutex<()>,
+    // Held for the store's lifetime: the advisory lock that keeps other processes out.
+    _lock: File,
+}
+
+impl SledStore {
+    /// Open (creating if needed) the catalog in directory `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let io = |source| CatalogError::Io { path: path.clone(), source };
+        std::fs::create_dir_all(&path).map_err(io)?;
+        let lock = File::create(path.join(LOCK_FILE)).map_err(io)?;
+        if lock.try_lock_exclusive().is_err() {
+            return Err(CatalogError::InUse { path });
+        }
+        let db = sled::Config::new()
+            .path(path.join("db"))
+            .cache_capacity(64 * 1024 * 1024)
+            .open()
+            .map_err(|e| storage_error(&path, e))?;
+        let tree = |name: &str| db.open_tree(name).map_err(|e| storage_error(&path, e));
+        let store = Self {
+            profiles: tree("profiles")?,
+            profile_names: tree("profile_names")?,
+            tables: tree("tables")?,
+            table_names: tree("table_names")?,
+            deps: tree("deps")?,
+            write_lock: Mutex::new(()),
+            _lock: lock,
+            db,
+            path,
+        };
+        store.check_format()?;
+        Ok(store)
+    }
+
+    /// Where the catalog lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn check_format(&self) -> Result<()> {
+        match self.db.get(FORMAT_KEY).map_err(|e| storage_error(&self.path, e))? {
+            None => {
+                self.db
+                    .insert(FORMAT_KEY, CURRENT_FORMAT_VERSION.to_string().as_bytes())
+                    .map_err(|e| storage_error(&self.path, e))?;
+                self.db.flush().map_err(|e| storage_error(&self.path, e))?;
+                Ok(())
+            }
+            Some(v) => {
+                let found: u32 = std::str::from_utf8(&v)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| self.corrupt("the format version marker is unreadable".into()))?;
+                if found > CURRENT_FORMAT_VERSION {
+                    return Err(CatalogError::NewerFormat { path: self.path.clone(), found, supported: CURRENT_FORMAT_VERSION });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn corrupt(&self, detail: String) -> CatalogError {
+        CatalogError::Corrupt { path: self.path.clone(), detail }
+    }
+
+    fn decode<T: DeserializeOwned>(&self, what: &str, key: &[u8], bytes: &[u8]) -> Result<T> {
+        let key = String::from_utf8_lossy(key);
+        // Check the version before the shape, so a newer record is reported as such.
+        #[derive(serde::Deserialize)]
+        struct Version {
+            format_version: u32,
+        }
+        let version: Version = serde_json::from_slice(bytes).map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))?;
+        if version.format_version > CURRENT_FORMAT_VERSION {
+            return Err(CatalogError::NewerFormat {
+                path: self.path.clone(),
+                found: version.format_version,
+                supported: CURRENT_FORMAT_VERSION,
+            });
+        }
+        serde_json::from_slice(bytes).map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))
+    }
+
+    fn get<T: DeserializeOwned>(&self, tree: &Tree, what: &str, id: &str) -> Result<Option<T>> {
+        match tree.get(id.as_bytes()).map_err(|e| storage_error(&self.path, e))? {
+            Some(bytes) => self.decode(what, id.as_bytes(), &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn id_by_name(&self, index: &Tree, name: &str) -> Result<Option<String>> {
+        Ok(index.get(name_key(name).as_bytes()).map_err(|e| storage_error(&self.path, e))?.map(|v| split_index_value(&v).0))
+    }
+
+    fn all<T: DeserializeOwned>(&self, tree: &Tree, what: &str) -> Result<Vec<T>> {
+        tree.iter()
+            .map(|kv| {
+                let (k, v) = kv.map_err(|e| storage_error(&self.path, e))?;
+                self.decode(what, &k, &v)
+            })
+            .collect()
+    }
+
+    /// Check a batch against the current state; returns the dependency edges to add and
+    /// remove.
+    fn plan(&self, changes: &[Change]) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+        let mut deleted_tables: BTreeSet<String> = BTreeSet::new();
+        let mut deleted_profiles: BTreeSet<String> = BTreeSet::new();
+        let mut put_profiles: HashMap<String, &ConnectionProfile> = HashMap::new();
+        let mut put_tables: HashMap<String, &ConnectionTable> = HashMap::new();
+        let (mut add, mut remove) = (Vec::new(), Vec::new());
+        let mut batch_names: HashMap<(bool, String), String> = HashMap::new();
+        for change in changes {
+            let named = match change {
+                Change::PutProfile(p) => Some((true, &p.name, p.id.as_str(), ObjectKind::Profile)),
+                Change::PutTable(t) => Some((false, &t.name, t.id.as_str(), ObjectKind::Table)),
+                _ => None,
+            };
+            if let Some((is_profile, name, id, kind)) = named
+                && let Some(other) = batch_names.insert((is_profile, name_key(name)), id.to_string())
+                && other != id
+            {
+                return Err(CatalogError::AlreadyExists { kind, name: name.clone() });
+            }
+            match change {
+                Change::PutProfile(p) => {
+                    if let Some(existing) = self.id_by_name(&self.profile_names, &p.name)?
+                        && existing != p.id.as_str()
+                        && !deleted_profiles.contains(&existing)
+                    {
+                        return Err(CatalogError::AlreadyExists { kind: ObjectKind::Profile, name: p.name.clone() });
+                    }
+                    put_profiles.insert(p.id.to_string(), p);
+                }
+                Change::PutTable(t) => {
+                    if let Some(existing) = self.id_by_name(&self.table_names, &t.name)?
+                        && existing != t.id.as_str()
+                        && !deleted_tables.contains(&existing)
+                    {
+                        return Err(CatalogError::AlreadyExists { kind: ObjectKind::Table, name: t.name.clone() });
+                    }
+                    if let Some(old) = self.table(&t.id)?
+                        && let Some(p) = &old.profile
+                    {
+                        remove.push(dep_key(p, &t.id));
+                    }
+                    if let Some(p) = &t.profile {
+                        let known = put_profiles.contains_key(p.as_str()) || (self.profile(p)?.is_some() && !deleted_profiles.contains(p.as_str()));
+                        if !known {
+                            return Err(CatalogError::NotFound { kind: ObjectKind::Profile, name: p.to_string() });
+                        }
+                        add.push(dep_key(p, &t.id));
+                    }
+                    put_tables.insert(t.id.to_string(), t);
+                }
+                Change::DeleteTable(id) => {
+                    let Some(old) = self.table(id)? else {
+                        return Err(CatalogError::NotFound { kind: ObjectKind::Table, name: id.to_string() });
+                    };
+                    if let Some(p) = &old.profile {
+                        remove.push(dep_key(p, id));
+                    }
+                    deleted_tables.insert(id.to_string());
+                }
+                Change::DeleteProfile(id) => {
+                    if self.profile(id)?.is_none() {
+                        return Err(CatalogError::NotFound { kind: ObjectKind::Profile, name: id.to_string() });
+                    }
+                    deleted_profiles.insert(id.to_string());
+                }
+            }
+        }
+        for pid in &deleted_profiles {
+            let profile_id = ProfileId::parse(pid).ok_or_else(|| self.corrupt(format!("bad profile id '{pid}'")))?;
+            let mut users: Vec<String> = Vec::new();
+            for tid in self.dependents(&profile_id)? {
+                let gone = deleted_tables.contains(tid.as_str())
+                    || put_tables.get(tid.as_str()).is_some_and(|t| t.profile.as_ref() != Some(&profile_id));
+                if !gone && let Some(t) = self.table(&tid)? {
+                    users.push(t.name);
+                }
+            }
+            users.extend(put_tables.values().filter(|t| t.profile.as_ref() == Some(&profile_id)).map(|t| t.name.clone()));
+            if !users.is_empty() {
+                let name = self.profile(&profile_id)?.map(|p| p.name).unwrap_or_else(|| pid.clone());
+                users.sort();
+                return Err(CatalogError::ProfileInUse { profile: name, tables: users });
+            }
+        }
+        Ok((add, remove))
+    }
+}
+
+/// Name-index values are `id NUL display-name`.
+fn index_value(id: &str, name: &str) -> Vec<u8> {
+    let mut v = id.as_bytes().to_vec();
+    v.push(0);
+    v.extend_from_slice(name.as_bytes());
+    v
+}
+
+fn split_index_value(v: &[u8]) -> (String, String) {
+    let text = String::from_utf8_lossy(v);
+    match text.split_once('\0') {
+        Some((id, name)) => (id.to_string(), name.to_string()),
+        None => (text.to_string(), String::new()),
+    }
+}
+
+fn dep_key(profile: &ProfileId, table: &TableId) -> Vec<u8> {
+    let mut k = profile.as_str().as_bytes().to_vec();
+    k.push(0);
+    k.extend_from_slice(table.as_str().as_bytes());
+    k
+}
+
+fn storage_error(path: &Path, e: sled::Error) -> CatalogError {
+    match e {
+        sled::Error::Io(source) => CatalogError::Io { path: path.to_path_buf(), source },
+        sled::Error::Corruption { .. } => CatalogError::Corrupt { path: path.to_path_buf(), detail: e.to_string() },
+        other => CatalogError::Storage(other.to_string()),
+    }
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| CatalogError::Storage(format!("cannot encode a record: {e}")))
+}
+
+impl CatalogStore for SledStore {
+    fn profile_by_name(&self, name: &str) -> Result<Option<ConnectionProfile>> {
+        match self.id_by_name(&self.profile_names, name)? {
+            Some(id) => self.get(&self.profiles, "connection profile", &id),
+            None => Ok(None),
+        }
+    }
+
+    fn profile(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
+        self.get(&self.profiles, "connection profile", id.as_str())
+    }
+
+    fn profiles(&self) -> Result<Vec<ConnectionProfile>> {
+        let mut all: Vec<ConnectionProfile> = self.all(&self.profiles, "connection profile")?;
+        all.sort_by_key(|p| p.name.to_lowercase());
+        Ok(all)
+    }
+
+    fn table_by_name(&self, name: &str) -> Result<Option<ConnectionTable>> {
+        match self.id_by_name(&self.table_names, name)? {
+            Some(id) => self.get(&self.tables, "table", &id),
+            None => Ok(None),
+        }
+    }
+
+    fn table(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
+        self.get(&self.tables, "table", id.as_str())
+    }
+
+    fn table_names(&self) -> Result<Vec<String>> {
+        // The index is ordered by lowercase name and its values carry the display name, so
+        // this reads no table record.
+        self.table_names
+            .iter()
+            .values()
+            .map(|v| v.map(|v| split_index_value(&v).1).map_err(|e| storage_error(&self.path, e)))
+            .collect()
+    }
+
+    fn tables(&self) -> Result<Vec<ConnectionTable>> {
+        let mut all: Vec<ConnectionTable> = self.all(&self.tables, "table")?;
+        all.sort_by_key(|t| t.name.to_lowercase());
+        Ok(all)
+    }
+
+    fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
+        let mut prefix = profile.as_str().as_bytes().to_vec();
+        prefix.push(0);
+        self.deps
+            .scan_prefix(&prefix)
+            .keys()
+            .map(|k| {
+                let k = k.map_err(|e| storage_error(&self.path, e))?;
+                let id = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
+                TableId::parse(&id).ok_or_else(|| self.corrupt(format!("dependency record names a bad table id '{id}'")))
+            })
+            .collect()
+    }
+
+    fn apply(&self, changes: Vec<Change>) -> Result<()> {
+        let _guard = self.write_lock.lock().map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
+        let (add, remove) = self.plan(&changes)?;
+        // Old names of replaced objects, so a rename drops the stale index entry.
+        let mut stale_names: Vec<(bool, String)> = Vec::new();
+        let mut encoded: Vec<(usize, Vec<u8>)> = Vec::new();
+        for (i, change) in changes.iter().enumerate() {
+            match change {
+                Change::PutProfile(p) => {
+                    if let Some(old) = self.profile(&p.id)? {
+                        stale_names.push((true, name_key(&old.name)));
+                    }
+                    encoded.push((i, encode(p)?));
+                }
+                Change::PutTable(t) => {
+                    if let Some(old) = self.table(&t.id)? {
+                        stale_names.push((false, name_key(&old.name)));
+                    }
+                    encoded.push((i, encode(t)?));
+                }
+                Change::DeleteProfile(id) => {
+                    if let Some(old) = self.profile(id)? {
+                        stale_names.push((true, name_key(&old.name)));
+                    }
+                }
+                Change::DeleteTable(id) => {
+                    if let Some(old) = self.table(id)? {
+                        stale_names.push((false, name_key(&old.name)));
+                    }
+                }
+            }
+        }
+        let trees = [&self.profiles, &self.profile_names, &self.tables, &self.table_names, &self.deps];
+        let result: std::result::Result<(), TransactionError<()>> = trees[..].transaction(|t| {
+            let (profiles, profile_names, tables, table_names, deps) = (&t[0], &t[1], &t[2], &t[3], &t[4]);
+            for (is_profile, name) in &stale_names {
+                if *is_profile {
+                    profile_names.remove(name.as_bytes())?;
+                } else {
+                    table_names.remove(name.as_bytes())?;
+                }
+            }
+            for k in &remove {
+                deps.remove(k.as_slice())?;
+            }
+            let mut bytes = encoded.iter();
+            for change in &changes {
+                match change {
+                    Change::PutProfile(p) => {
+                        let (_, b) = bytes.next().ok_or(ConflictableTransactionError::Abort(()))?;
+                        profiles.insert(p.id.as_str().as_bytes(), b.as_slice())?;
+                        profile_names.insert(name_key(&p.name).as_bytes(), index_value(p.id.as_str(), &p.name))?;
+                    }
+                    Change::PutTable(tb) => {
+                        let (_, b) = bytes.next().ok_or(ConflictableTransactionError::Abort(()))?;
+                        tables.insert(tb.id.as_str().as_bytes(), b.as_slice())?;
+                        table_names.insert(name_key(&tb.name).as_bytes(), index_value(tb.id.as_str(), &tb.name))?;
+                    }
+                    Change::DeleteProfile(id) => {
+                        profiles.remove(id.as_str().as_bytes())?;
+                    }
+                    Change::DeleteTable(id) => {
+                        tables.remove(id.as_str().as_bytes())?;
+                    }
+                }
+            }
+            for k in &add {
+                deps.insert(k.as_slice(), &[] as &[u8])?;
+            }
+            Ok(())
+        });
+        match result {
+            Ok(()) => {}
+            Err(TransactionError::Abort(())) => return Err(CatalogError::Storage("internal error: transaction aborted".into())),
+            Err(TransactionError::Storage(e)) => return Err(storage_error(&self.path, e)),
+        }
+        self.db.flush().map_err(|e| storage_error(&self.path, e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,63 @@
+//! The [`CatalogStore`] interface and the changes a statement applies.
+
+use crate::error::Result;
+use std::fmt;
+use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
+
+/// The two kinds of catalog objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// A connection profile.
+    Profile,
+    /// A connection table.
+    Table,
+}
+
+impl fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ObjectKind::Profile => "connection profile",
+            ObjectKind::Table => "table",
+        })
+    }
+}
+
+/// One change of a statement. A statement's changes are applied together or not at all.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Create a profile, or replace the one with the same id.
+    PutProfile(ConnectionProfile),
+    /// Delete a profile (no table may still use it after the batch).
+    DeleteProfile(ProfileId),
+    /// Create a table, or replace the one with the same id.
+    PutTable(ConnectionTable),
+    /// Delete a table.
+    DeleteTable(TableId),
+}
+
+/// Storage for profiles and tables. Lookups by name are case-insensitive and do not scan.
+pub trait CatalogStore: Send + Sync + fmt::Debug {
+    /// A profile by name.
+    fn profile_by_name(&self, name: &str) -> Result<Option<ConnectionProfile>>;
+    /// A profile by id.
+    fn profile(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>>;
+    /// Every profile, by name.
+    fn profiles(&self) -> Result<Vec<ConnectionProfile>>;
+    /// A table by name.
+    fn table_by_name(&self, name: &str) -> Result<Option<ConnectionTable>>;
+    /// A table by id.
+    fn table(&self, id: &TableId) -> Result<Option<ConnectionTable>>;
+    /// Every table name, sorted case-insensitively, without reading the tables.
+    fn table_names(&self) -> Result<Vec<String>>;
+    /// Every table, by name.
+    fn tables(&self) -> Result<Vec<ConnectionTable>>;
+    /// The ids of the tables that use a profile.
+    fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>>;
+    /// Apply a statement's changes atomically; when this returns `Ok` they are durable.
+    fn apply(&self, changes: Vec<Change>) -> Result<()>;
+}
+
+/// The key names are indexed under.
+pub(crate) fn name_key(name: &str) -> String {
+    name.to_lowercase()
+}

@@ -1,0 +1,171 @@
+//! The catalog stores: names, dependencies, atomicity, durability, locking and format
+//! checks, against a real sled directory.
+
+use serde_json::json;
+use std::sync::Arc;
+use tributary_catalog::{CatalogError, CatalogStore, Change, OverlayStore, SledStore, new_profile_id, new_table_id};
+use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType, ProfileId};
+
+fn profile(name: &str) -> ConnectionProfile {
+    ConnectionProfile {
+        format_version: CURRENT_FORMAT_VERSION,
+        id: new_profile_id(),
+        name: name.into(),
+        connector: "kafka".into(),
+        config: json!({"bootstrapServers": "localhost:9092", "authentication": {}}),
+        options: vec![],
+        description: String::new(),
+        created_at: 1,
+        updated_at: 1,
+    }
+}
+
+fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
+    ConnectionTable {
+        format_version: CURRENT_FORMAT_VERSION,
+        id: new_table_id(),
+        name: name.into(),
+        connector: "kafka".into(),
+        profile: profile.cloned(),
+        inline_profile: None,
+        connection_type: ConnectionType::Source,
+        config: json!({"topic": name, "type": {"offset": "latest"}}),
+        schema: ConnectionSchema::default(),
+        options: vec![],
+        virtual_columns: vec![],
+        watermark: None,
+        event_time_field: None,
+        idle_micros: None,
+        partitioned_by: vec![],
+        temporary: false,
+        description: String::new(),
+        created_at: 1,
+        updated_at: 1,
+    }
+}
+
+fn stores() -> Vec<(Box<dyn CatalogStore>, Option<tempfile::TempDir>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let sled = SledStore::open(dir.path()).unwrap();
+    vec![(Box::new(sled), Some(dir)), (Box::new(OverlayStore::in_memory()), None)]
+}
+
+#[test]
+fn names_are_unique_case_insensitively_and_lookups_ignore_case() {
+    for (store, _dir) in stores() {
+        let p = profile("Prod");
+        store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+        assert_eq!(store.profile_by_name("prod").unwrap().unwrap().id, p.id);
+        let err = store.apply(vec![Change::PutProfile(profile("PROD"))]).unwrap_err();
+        assert_eq!(err.to_string(), "connection profile 'PROD' already exists");
+        store.apply(vec![Change::PutTable(table("Orders", Some(&p.id)))]).unwrap();
+        assert_eq!(store.table_by_name("ORDERS").unwrap().unwrap().name, "Orders");
+        assert_eq!(store.table_names().unwrap(), vec!["Orders"]);
+    }
+}
+
+#[test]
+fn restrict_blocks_and_cascade_removes_dependents() {
+    for (store, _dir) in stores() {
+        let p = profile("prod");
+        let (a, b) = (table("a", Some(&p.id)), table("b", Some(&p.id)));
+        store.apply(vec![Change::PutProfile(p.clone()), Change::PutTable(a.clone()), Change::PutTable(b.clone())]).unwrap();
+        assert_eq!(store.dependents(&p.id).unwrap().len(), 2);
+        let err = store.apply(vec![Change::DeleteProfile(p.id.clone())]).unwrap_err();
+        assert!(matches!(err, CatalogError::ProfileInUse { .. }));
+        assert_eq!(err.to_string(), "connection profile 'prod' is used by 2 table(s): a, b");
+        assert!(store.profile(&p.id).unwrap().is_some(), "a failed batch changes nothing");
+        store.apply(vec![Change::DeleteTable(a.id), Change::DeleteTable(b.id), Change::DeleteProfile(p.id.clone())]).unwrap();
+        assert!(store.profile(&p.id).unwrap().is_none());
+        assert!(store.tables().unwrap().is_empty());
+        assert!(store.dependents(&p.id).unwrap().is_empty());
+    }
+}
+
+#[test]
+fn failing_batch_is_atomic() {
+    for (store, _dir) in stores() {
+        store.apply(vec![Change::PutTable(table("t", None))]).unwrap();
+        let err = store.apply(vec![Change::PutTable(table("u", None)), Change::PutTable(table("T", None))]).unwrap_err();
+        assert!(matches!(err, CatalogError::AlreadyExists { .. }));
+        assert_eq!(store.table_names().unwrap(), vec!["t"]);
+        let missing = table("v", Some(&new_profile_id()));
+        assert!(matches!(store.apply(vec![Change::PutTable(missing)]).unwrap_err(), CatalogError::NotFound { .. }));
+    }
+}
+
+#[test]
+fn renaming_updates_the_index() {
+    for (store, _dir) in stores() {
+        let mut t = table("old", None);
+        store.apply(vec![Change::PutTable(t.clone())]).unwrap();
+        t.name = "new".into();
+        store.apply(vec![Change::PutTable(t)]).unwrap();
+        assert!(store.table_by_name("old").unwrap().is_none());
+        assert!(store.table_by_name("new").unwrap().is_some());
+        assert_eq!(store.table_names().unwrap(), vec!["new"]);
+    }
+}
+
+#[test]
+fn persists_across_reopen_and_locks_out_a_second_opener() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile("prod");
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+        let second = SledStore::open(dir.path()).unwrap_err();
+        assert!(matches!(second, CatalogError::InUse { .. }));
+        assert!(second.to_string().contains("is in use by another process"), "{second}");
+    }
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.profile_by_name("prod").unwrap().unwrap(), p);
+}
+
+#[test]
+fn newer_and_corrupt_records_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        let mut newer = profile("future");
+        newer.format_version = CURRENT_FORMAT_VERSION + 1;
+        store.apply(vec![Change::PutProfile(newer)]).unwrap();
+    }
+    let store = SledStore::open(dir.path()).unwrap();
+    let err = store.profile_by_name("future").unwrap_err();
+    assert!(matches!(err, CatalogError::NewerFormat { found, .. } if found == CURRENT_FORMAT_VERSION + 1), "{err}");
+    drop(store);
+    // A database marked with a newer format is refused at open.
+    {
+        let db = sled::open(dir.path().join("db")).unwrap();
+        db.insert("format_version", "99").unwrap();
+        db.flush().unwrap();
+    }
+    let err = SledStore::open(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("format version 99"), "{err}");
+}
+
+#[test]
+fn garbage_files_are_reported_not_panicked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("db")).unwrap();
+    std::fs::write(dir.path().join("db").join("db"), vec![0xAB; 4096]).unwrap();
+    std::fs::write(dir.path().join("db").join("conf"), b"not a sled config").unwrap();
+    let err = SledStore::open(dir.path()).unwrap_err();
+    assert!(matches!(err, CatalogError::Corrupt { .. } | CatalogError::Io { .. } | CatalogError::Storage(_)), "{err}");
+}
+
+#[test]
+fn overlay_hides_base_changes_until_applied_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
+    let p = profile("prod");
+    base.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+    let overlay = OverlayStore::over(base.clone());
+    overlay.apply(vec![Change::PutTable(table("t", Some(&p.id)))]).unwrap();
+    overlay.apply(vec![Change::DeleteTable(overlay.table_by_name("t").unwrap().unwrap().id)]).unwrap();
+    overlay.apply(vec![Change::DeleteProfile(p.id.clone())]).unwrap();
+    assert!(overlay.profile_by_name("prod").unwrap().is_none());
+    assert!(base.profile_by_name("prod").unwrap().is_some());
+    assert!(base.tables().unwrap().is_empty());
+}
