@@ -1,1 +1,3 @@
-//! placeholder
+//! Tributary's SQL layer.
+
+pub mod parser;

@@ -1,0 +1,344 @@
+//! The SQL front-end: splits a script into statements, parses Tributary's own statements
+//! (connection tables with WATERMARK/METADATA/virtual columns, profiles, SHOW/DESCRIBE/
+//! DROP/TEST) on top of sqlparser's public `Parser`, and leaves every other statement to
+//! DataFusion. No text is rewritten, so every span points into the user's script.
+
+pub mod ast;
+mod create_table;
+mod options;
+pub mod spans;
+
+use ast::{DropBehavior, Name, ParsedStatement, Statement};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+use spans::{LineIndex, parser_error, span};
+use tributary_types::{Diagnostic, Span};
+
+/// The dialect every statement is read with (DataFusion's default).
+pub(crate) const DIALECT: GenericDialect = GenericDialect {};
+
+/// A statement that failed to parse: where it is, and why.
+#[derive(Debug, Clone)]
+pub struct ParseFailure {
+    /// The statement's span.
+    pub span: Span,
+    /// Its text.
+    pub text: String,
+    /// The problem.
+    pub diagnostic: Diagnostic,
+}
+
+/// Split and parse a script. Each statement parses independently, so one syntax error
+/// does not hide the others; a tokenizer error (an unterminated string) ends the script.
+pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
+    let index = LineIndex::new(sql);
+    let tokens = match Tokenizer::new(&DIALECT, sql).tokenize_with_location() {
+        Ok(t) => t,
+        Err(e) => {
+            let at = tributary_types::Location::new(e.location.line, e.location.column);
+            let span = Span::new(at, at);
+            let message = e.message.to_lowercase();
+            return vec![Err(ParseFailure {
+                span,
+                text: sql.to_string(),
+                diagnostic: Diagnostic::error(format!("syntax error: {message}"))
+                    .with_span(span)
+                    .with_help("Close every quoted string and comment."),
+            })];
+        }
+    };
+    split(tokens)
+        .into_iter()
+        .map(|stmt_tokens| {
+            let first = stmt_tokens.first().map(|t| span(t.span)).unwrap_or_default();
+            let last = stmt_tokens.last().map(|t| span(t.span)).unwrap_or_default();
+            let whole = first.union(&last);
+            let text = index.slice(whole).to_string();
+            match parse_statement(stmt_tokens) {
+                Ok(statement) => Ok(ParsedStatement { statement, span: whole, text }),
+                Err(diagnostic) => Err(ParseFailure { span: whole, text, diagnostic }),
+            }
+        })
+        .collect()
+}
+
+/// Split at semicolons, dropping whitespace-only statements and leading/trailing
+/// whitespace tokens.
+fn split(tokens: Vec<TokenWithSpan>) -> Vec<Vec<TokenWithSpan>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<TokenWithSpan> = Vec::new();
+    for t in tokens {
+        match t.token {
+            Token::SemiColon => out.push(std::mem::take(&mut cur)),
+            Token::EOF => {}
+            _ => cur.push(t),
+        }
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|mut s| {
+            while s.first().is_some_and(is_trivia) {
+                s.remove(0);
+            }
+            while s.last().is_some_and(is_trivia) {
+                s.pop();
+            }
+            s
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn is_trivia(t: &TokenWithSpan) -> bool {
+    matches!(t.token, Token::Whitespace(_))
+}
+
+fn is_word(t: &TokenWithSpan, word: &str) -> bool {
+    matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+/// The leading words of a statement, uppercased, skipping whitespace and comments.
+fn leading_words(tokens: &[TokenWithSpan], n: usize) -> Vec<String> {
+    tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab | Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_))))
+        .take(n)
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_uppercase(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> {
+    let words = leading_words(&tokens, 4);
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let ours = matches!(
+        w.as_slice(),
+        ["CREATE", "TABLE", ..]
+            | ["CREATE", "TEMPORARY", "TABLE", ..]
+            | ["CREATE", "TEMP", "TABLE", ..]
+            | ["CREATE", "CONNECTION", ..]
+            | ["ALTER", "CONNECTION", ..]
+            | ["DROP", "CONNECTION", ..]
+            | ["DROP", "TABLE", ..]
+            | ["SHOW", "TABLES", ..]
+            | ["SHOW", "CONNECTION", ..]
+            | ["SHOW", "CONNECTORS", ..]
+            | ["SHOW", "CREATE", ..]
+            | ["DESCRIBE", ..]
+            | ["DESC", ..]
+            | ["TEST", ..]
+    );
+    if !ours {
+        return Ok(Statement::Query);
+    }
+    // `CREATE TABLE t AS SELECT` and `CREATE TABLE t (..)` without WITH are decided by the
+    // table parser; views and other CREATEs never reach here.
+    let mut p = StmtParser::new(tokens);
+    let result = p.statement();
+    result.map_err(|e| {
+        let at = p.error_span();
+        match e {
+            StmtError::Parser(pe) => parser_error(pe, at),
+            StmtError::Diagnostic(d) => d.or_span(at),
+        }
+    })
+}
+
+/// Errors while parsing one statement.
+#[derive(Debug)]
+pub(crate) enum StmtError {
+    /// sqlparser's error; the span is the token it stopped at.
+    Parser(ParserError),
+    /// Our own, already explained.
+    Diagnostic(Diagnostic),
+}
+
+impl From<ParserError> for StmtError {
+    fn from(e: ParserError) -> Self {
+        StmtError::Parser(e)
+    }
+}
+
+impl From<Diagnostic> for StmtError {
+    fn from(d: Diagnostic) -> Self {
+        StmtError::Diagnostic(d)
+    }
+}
+
+pub(crate) type PResult<T> = Result<T, StmtError>;
+
+/// sqlparser's parser over one statement's tokens, plus the statement grammar of
+/// Tributary's own statements.
+pub(crate) struct StmtParser {
+    pub(crate) p: Parser<'static>,
+}
+
+impl StmtParser {
+    fn new(tokens: Vec<TokenWithSpan>) -> Self {
+        Self { p: Parser::new(&DIALECT).with_tokens_with_locations(tokens) }
+    }
+
+    /// The span of the token the parser is looking at (or the last one at the end).
+    pub(crate) fn error_span(&self) -> Span {
+        let next = self.p.peek_token_ref();
+        if next.token == Token::EOF { span(self.p.get_current_token().span) } else { span(next.span) }
+    }
+
+    /// Consume `word` (an unreserved word compared case-insensitively) if it is next.
+    pub(crate) fn eat_word(&mut self, word: &str) -> bool {
+        if is_word(self.p.peek_token_ref(), word) {
+            self.p.next_token();
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn expect_word(&mut self, word: &str) -> PResult<()> {
+        if self.eat_word(word) {
+            Ok(())
+        } else {
+            let found = self.p.peek_token();
+            Err(self.p.expected::<()>(word, found).err().map(StmtError::Parser).unwrap_or_else(|| StmtError::Parser(ParserError::ParserError(format!("Expected: {word}")))))
+        }
+    }
+
+    /// A (possibly dotted) object name, normalised.
+    pub(crate) fn name(&mut self) -> PResult<Name> {
+        let start = span(self.p.peek_token_ref().span);
+        let object = self.p.parse_object_name(false)?;
+        let end = span(self.p.get_current_token().span);
+        let parts: Vec<String> = object.0.iter().filter_map(|p| p.as_ident()).map(normalize_ident).collect();
+        Ok(Name { value: parts.join("."), span: start.union(&end) })
+    }
+
+    pub(crate) fn expect_end(&mut self) -> PResult<()> {
+        let t = self.p.peek_token();
+        if t.token == Token::EOF {
+            Ok(())
+        } else {
+            Err(StmtError::Diagnostic(
+                Diagnostic::error(format!("syntax error: unexpected '{}' after the end of the statement", t.token))
+                    .with_span(span(t.span))
+                    .with_help("Remove it, or end the statement with a semicolon before it."),
+            ))
+        }
+    }
+
+    fn statement(&mut self) -> PResult<Statement> {
+        let p = &mut self.p;
+        if p.parse_keyword(Keyword::CREATE) {
+            if self.eat_word("connection") {
+                self.expect_word("profile")?;
+                let if_not_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+                let name = self.name()?;
+                let (options, with_span) = self.with_clause(Keyword::WITH)?;
+                self.expect_end()?;
+                return Ok(Statement::CreateProfile { name, if_not_exists, options, with_span });
+            }
+            let temporary = self.p.parse_keyword(Keyword::TEMPORARY) || self.p.parse_keyword(Keyword::TEMP);
+            self.p.expect_keyword(Keyword::TABLE)?;
+            return self.create_table(temporary).map(|t| Statement::CreateTable(Box::new(t)));
+        }
+        if p.parse_keyword(Keyword::ALTER) {
+            self.expect_word("connection")?;
+            self.expect_word("profile")?;
+            let name = self.name()?;
+            self.p.expect_keyword(Keyword::SET)?;
+            let (options, with_span) = self.paren_options()?;
+            self.expect_end()?;
+            return Ok(Statement::AlterProfile { name, options, with_span });
+        }
+        if p.parse_keyword(Keyword::DROP) {
+            if self.eat_word("connection") {
+                self.expect_word("profile")?;
+                let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+                let name = self.name()?;
+                let behavior = self.drop_behavior();
+                self.expect_end()?;
+                return Ok(Statement::DropProfile { name, if_exists, behavior });
+            }
+            self.p.expect_keyword(Keyword::TABLE)?;
+            let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+            let mut names = vec![self.name()?];
+            while self.p.consume_token(&Token::Comma) {
+                names.push(self.name()?);
+            }
+            if self.drop_behavior() == DropBehavior::Cascade {
+                return Err(StmtError::Diagnostic(
+                    Diagnostic::error("DROP TABLE does not take CASCADE")
+                        .with_help("Nothing depends on a table; drop it without CASCADE."),
+                ));
+            }
+            self.expect_end()?;
+            return Ok(Statement::DropTable { names, if_exists });
+        }
+        if p.parse_keyword(Keyword::SHOW) {
+            let stmt = if self.p.parse_keyword(Keyword::TABLES) {
+                Statement::ShowTables
+            } else if self.eat_word("connectors") {
+                Statement::ShowConnectors
+            } else if self.eat_word("connection") {
+                self.expect_word("profiles")?;
+                Statement::ShowProfiles
+            } else {
+                self.p.expect_keyword(Keyword::CREATE)?;
+                if self.eat_word("connection") {
+                    self.expect_word("profile")?;
+                    Statement::ShowCreateProfile(self.name()?)
+                } else {
+                    self.p.expect_keyword(Keyword::TABLE)?;
+                    Statement::ShowCreateTable(self.name()?)
+                }
+            };
+            self.expect_end()?;
+            return Ok(stmt);
+        }
+        if p.parse_keyword(Keyword::DESCRIBE) || p.parse_keyword(Keyword::DESC) {
+            let stmt = if self.eat_word("connection") {
+                self.expect_word("profile")?;
+                Statement::DescribeProfile(self.name()?)
+            } else if self.eat_word("connector") {
+                Statement::DescribeConnector(self.name()?)
+            } else {
+                let _ = self.p.parse_keyword(Keyword::TABLE);
+                Statement::DescribeTable(self.name()?)
+            };
+            self.expect_end()?;
+            return Ok(stmt);
+        }
+        self.expect_word("test")?;
+        let stmt = if self.eat_word("connection") {
+            self.expect_word("profile")?;
+            Statement::TestProfile(self.name()?)
+        } else {
+            self.p.expect_keyword(Keyword::TABLE)?;
+            let name = self.name()?;
+            let limit = if self.p.parse_keyword(Keyword::LIMIT) { Some(self.p.parse_literal_uint()?) } else { None };
+            Statement::TestTable { name, limit }
+        };
+        self.expect_end()?;
+        Ok(stmt)
+    }
+
+    fn drop_behavior(&mut self) -> DropBehavior {
+        if self.p.parse_keyword(Keyword::CASCADE) {
+            DropBehavior::Cascade
+        } else {
+            let _ = self.p.parse_keyword(Keyword::RESTRICT);
+            DropBehavior::Restrict
+        }
+    }
+}
+
+/// DataFusion's identifier rule: unquoted names are lowercased, quoted names kept.
+pub(crate) fn normalize_ident(ident: &datafusion::sql::sqlparser::ast::Ident) -> String {
+    if ident.quote_style.is_some() { ident.value.clone() } else { ident.value.to_lowercase() }
+}
+
+#[cfg(test)]
+mod tests;

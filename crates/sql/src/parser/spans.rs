@@ -1,0 +1,101 @@
+//! Conversions between sqlparser's positions and errors and Tributary's spans and
+//! diagnostics.
+
+use datafusion::sql::sqlparser::parser::ParserError;
+use datafusion::sql::sqlparser::tokenizer::{Location as SqlLocation, Span as SqlSpan};
+use tributary_types::{Diagnostic, Location, Span};
+
+/// A sqlparser span as ours.
+pub fn span(s: SqlSpan) -> Span {
+    Span::new(location(s.start), location(s.end))
+}
+
+fn location(l: SqlLocation) -> Location {
+    Location::new(l.line, l.column)
+}
+
+/// A parser error as a diagnostic at `at` (the token the parser stopped on).
+pub fn parser_error(e: ParserError, at: Span) -> Diagnostic {
+    let text = match e {
+        ParserError::TokenizerError(s) | ParserError::ParserError(s) => s,
+        ParserError::RecursionLimitExceeded => "the statement is nested too deeply".into(),
+    };
+    // sqlparser appends " at Line: x, Column: y"; the span carries the position instead,
+    // and that position (the offending token) beats the parser's look-ahead.
+    let (text, at) = match text.find(" at Line: ") {
+        Some(i) => (text[..i].to_string(), reported_location(&text[i..]).map(|l| Span::new(l, l)).unwrap_or(at)),
+        None => (text, at),
+    };
+    let message = match text.strip_prefix("Expected: ") {
+        Some(rest) => match rest.split_once(", found: ") {
+            Some((want, found)) => format!("syntax error: expected {want}, found {found}"),
+            None => format!("syntax error: expected {rest}"),
+        },
+        None => format!("syntax error: {}", lowercase_first(&text)),
+    };
+    Diagnostic::error(message).with_span(at)
+}
+
+fn reported_location(tail: &str) -> Option<Location> {
+    let rest = tail.strip_prefix(" at Line: ")?;
+    let (line, col) = rest.split_once(", Column: ")?;
+    let col: String = col.chars().take_while(char::is_ascii_digit).collect();
+    Some(Location::new(line.trim().parse().ok()?, col.parse().ok()?))
+}
+
+fn lowercase_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Byte offsets of each line start in `text`, to slice statements out of a script.
+#[derive(Debug)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+    text_len: usize,
+    text: String,
+}
+
+impl LineIndex {
+    /// Index `text`.
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Self { starts, text_len: text.len(), text: text.to_string() }
+    }
+
+    /// The byte offset of a 1-based line/column location (columns count characters).
+    pub fn offset(&self, loc: Location) -> usize {
+        let Some(&start) = self.starts.get(loc.line.saturating_sub(1) as usize) else { return self.text_len };
+        let line = &self.text[start..];
+        let col = loc.column.saturating_sub(1) as usize;
+        start + line.char_indices().nth(col).map(|(i, _)| i).unwrap_or(line.len())
+    }
+
+    /// The text between two locations.
+    pub fn slice(&self, span: Span) -> &str {
+        let (a, b) = (self.offset(span.start), self.offset(span.end));
+        &self.text[a.min(b)..b.max(a)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parser_errors_read_well() {
+        let d = parser_error(ParserError::ParserError("Expected: ), found: foo at Line: 1, Column: 9".into()), Span::default());
+        assert_eq!(d.message, "syntax error: expected ), found foo");
+    }
+
+    #[test]
+    fn slices_by_location() {
+        let idx = LineIndex::new("select 1;\nselect 'é', 2;");
+        let s = Span::new(Location::new(2, 1), Location::new(2, 15));
+        assert_eq!(idx.slice(s), "select 'é', 2;");
+    }
+}
