@@ -1,1 +1,33 @@
-fn main() {}
+//! `tributary`: run, check and explore SQL against a Tributary catalog.
+//!
+//! Exit status: 0 when every statement succeeded, 1 when a statement was invalid, 2 on
+//! usage or I/O errors (including a catalog that cannot be opened).
+
+mod args;
+mod render;
+mod repl;
+mod script;
+mod store;
+
+use args::{Cli, Command};
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = runtime.block_on(async {
+        match &cli.command {
+            Command::Run(input) => script::run(&cli, input, tributary_sql::Mode::Run).await,
+            Command::Check(input) => script::run(&cli, input, tributary_sql::Mode::Check).await,
+            Command::Repl => repl::run(&cli).await,
+        }
+    });
+    ExitCode::from(code)
+}

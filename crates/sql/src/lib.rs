@@ -1,3 +1,35 @@
-//! Tributary's SQL layer.
+//! Tributary's SQL layer: the dialect and parser, the option pipeline that turns DDL into
+//! validated catalog records, DataFusion's catalog/schema/table providers over the catalog,
+//! window functions, and [`Session`], which runs scripts.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use tributary_catalog::OverlayStore;
+//! use tributary_sql::Session;
+//!
+//! let session = Session::new(Arc::new(OverlayStore::in_memory()));
+//! session.execute("CREATE TABLE ticks WITH (connector = 'impulse', event_rate = 10)").await?;
+//! let results = session.execute("EXPLAIN SELECT counter FROM ticks").await?;
+//! # Ok(()) }
+//! ```
 
+mod ddl;
+pub mod describe;
+pub mod errors;
 pub mod parser;
+mod provider;
+mod session;
+mod sinks;
+mod types;
+mod windows;
+
+pub use ddl::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
+pub use provider::{ConnectionTableProvider, SessionShared, TributaryCatalogProvider, TributarySchemaProvider};
+pub use session::{Mode, Output, Session, StatementError, StatementResult, register, session_config};
+pub use windows::{window_functions, window_type};
+
+/// The DataFusion catalog name Tributary registers.
+pub const CATALOG_NAME: &str = "tributary";
+/// The schema holding the connection tables.
+pub const SCHEMA_NAME: &str = "public";

@@ -1,20 +1,28 @@
 //! Did-you-mean suggestions by edit distance.
 
-/// The Levenshtein distance between `a` and `b`, case-insensitively.
+/// The edit distance between `a` and `b`, case-insensitively, counting a swap of two
+/// neighbouring characters as one edit (optimal string alignment), since `kafak` is one
+/// slip away from `kafka`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.to_lowercase().chars().collect();
     let b: Vec<char> = b.to_lowercase().chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
     for i in 1..=a.len() {
-        cur[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
         }
-        std::mem::swap(&mut prev, &mut cur);
     }
-    prev[b.len()]
+    d[a.len()][b.len()]
 }
 
 /// The candidate closest to `input`, if it is close enough to be a plausible typo
@@ -45,5 +53,7 @@ mod tests {
         assert_eq!(closest("bootstrap.servers", keys), Some("bootstrap_servers"));
         assert_eq!(closest("zzzzzz", keys), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("kafak", "kafka"), 1);
+        assert_eq!(closest("kafak", ["kafka", "nexmark"]), Some("kafka"));
     }
 }

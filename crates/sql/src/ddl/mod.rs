@@ -1,0 +1,37 @@
+//! DDL: turning parsed statements into validated catalog changes. Every failure is a
+//! diagnostic; nothing here writes to the catalog (the session applies the returned
+//! changes in one batch).
+
+mod columns;
+mod generic;
+mod profile;
+mod table;
+mod unknown;
+
+pub use generic::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
+pub(crate) use columns::all_arrow_fields;
+pub(crate) use profile::{alter_profile, build_profile, drop_profile, lookup as lookup_profile};
+pub(crate) use table::build_table;
+
+use tributary_catalog::{CatalogError, ObjectKind};
+use tributary_types::{Diagnostic, Span};
+
+/// A catalog error as a diagnostic about the statement at `span`.
+pub(crate) fn catalog_diagnostic(e: CatalogError, span: Span) -> Diagnostic {
+    let d = Diagnostic::error(e.to_string()).with_span(span);
+    match e {
+        CatalogError::AlreadyExists { kind: ObjectKind::Table, .. } => {
+            d.with_help("Choose another name, drop the existing table first, or write CREATE TABLE IF NOT EXISTS.")
+        }
+        CatalogError::AlreadyExists { kind: ObjectKind::Profile, .. } => d.with_help(
+            "Choose another name, change it with ALTER CONNECTION PROFILE, or write CREATE CONNECTION PROFILE IF NOT EXISTS.",
+        ),
+        CatalogError::ProfileInUse { profile, .. } => d.with_help(format!(
+            "Drop those tables first, or drop them together with DROP CONNECTION PROFILE {profile} CASCADE."
+        )),
+        CatalogError::InUse { .. } => d.with_help("Close the other Tributary process, or point --catalog at another location."),
+        CatalogError::NewerFormat { .. } => d.with_help("Use a newer Tributary to open this catalog."),
+        CatalogError::Corrupt { .. } => d.with_help("Restore the catalog from a backup, or start a new one with --catalog."),
+        _ => d,
+    }
+}

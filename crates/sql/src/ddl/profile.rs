@@ -1,0 +1,190 @@
+//! `CREATE`, `ALTER` and `DROP CONNECTION PROFILE`.
+
+use super::generic::GENERIC_PROFILE_OPTIONS;
+use super::unknown::report_unknown;
+use crate::parser::ast::{DropBehavior, Name};
+use tributary_catalog::{CatalogStore, Change, new_profile_id, now_micros};
+use tributary_connectors::{MapRequest, ProfileCheck, describe, map_options, registry};
+use tributary_types::options::quoted_list;
+use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, Diagnostic, Span, SqlOption, WithOptions, closest};
+
+/// Split diagnostics into warnings (returned) and errors (an `Err` with everything).
+pub(crate) fn finish(diags: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    if diags.iter().any(Diagnostic::is_error) { Err(diags) } else { Ok(diags) }
+}
+
+/// The connector named by a `connector` option, or the diagnostics saying why not.
+pub(crate) fn connector_option(
+    opts: &mut WithOptions,
+    missing_span: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'static tributary_connectors::RegisteredConnector> {
+    match opts.take_string("connector") {
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+        Ok(None) => {
+            diags.push(
+                Diagnostic::error("missing required option 'connector'")
+                    .with_span(missing_span)
+                    .with_help("Add connector = 'kafka' (or another connector; SHOW CONNECTORS lists them)."),
+            );
+            None
+        }
+        Ok(Some((id, span))) => match registry().get(&id) {
+            Some(c) => Some(c),
+            None => {
+                let ids: Vec<&str> = registry().ids().collect();
+                let mut d = Diagnostic::error(format!("unknown connector '{id}'"))
+                    .with_span(span)
+                    .with_note(format!("available connectors are {}", quoted_list(&ids)));
+                d = match closest(&id, ids.iter().copied()) {
+                    Some(s) => d.with_help(format!("Did you mean '{s}'?")),
+                    None => d.with_help("Run SHOW CONNECTORS to list the connectors."),
+                };
+                diags.push(d);
+                None
+            }
+        },
+    }
+}
+
+/// Validate a profile definition. `existing` is the profile being altered, whose id and
+/// creation time are kept.
+pub(crate) fn build_profile(
+    name: &Name,
+    options: Vec<SqlOption>,
+    with_span: Span,
+    existing: Option<&ConnectionProfile>,
+) -> Result<(ConnectionProfile, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let (mut opts, mut diags) = WithOptions::new(options);
+    let Some(entry) = connector_option(&mut opts, with_span, &mut diags) else { return Err(diags) };
+    let c = entry.connector;
+    let Some(schema) = entry.profile_schema.as_ref() else {
+        diags.push(
+            Diagnostic::error(format!("connector '{}' does not use connection profiles", c.id()))
+                .with_span(opts.all().iter().find(|o| o.key == "connector").map(|o| o.value_span).unwrap_or(with_span))
+                .with_help(format!("Give its options directly in CREATE TABLE ... WITH (connector = '{}', ...).", c.id())),
+        );
+        return Err(diags);
+    };
+    let validate = match opts.take_bool("validate") {
+        Ok(v) => v.map(|(b, _)| b),
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    };
+    let req = MapRequest { connector: c.id(), object: "connection profile", specs: c.profile_options(), schema, missing_span: with_span };
+    let mapped = map_options(req, &mut opts, &mut diags);
+    if !diags.iter().any(Diagnostic::is_error) {
+        diags.extend(c.check_profile(&ProfileCheck { config: &mapped.config, options: &mapped, statement_span: with_span }));
+    }
+    let candidates: Vec<String> = describe::option_docs(entry)
+        .into_iter()
+        .filter(|d| d.scope == describe::Scope::Profile)
+        .map(|d| d.key)
+        .chain(GENERIC_PROFILE_OPTIONS.iter().map(|g| g.key.to_string()))
+        .collect();
+    report_unknown(&opts, "connection profile", c.id(), &candidates, &mut diags);
+    let warnings = finish(diags)?;
+    let mut entries = vec![];
+    if let Some(v) = validate {
+        entries.push(tributary_types::OptionEntry { key: "validate".into(), value: tributary_types::OptionValue::Bool(v), sensitive: false });
+    }
+    entries.extend(mapped.entries.iter().cloned());
+    let now = now_micros();
+    let profile = ConnectionProfile {
+        format_version: CURRENT_FORMAT_VERSION,
+        id: existing.map(|p| p.id.clone()).unwrap_or_else(new_profile_id),
+        name: existing.map(|p| p.name.clone()).unwrap_or_else(|| name.value.clone()),
+        connector: c.id().to_string(),
+        description: c.profile_description(&mapped.config),
+        config: mapped.config,
+        options: entries,
+        created_at: existing.map(|p| p.created_at).unwrap_or(now),
+        updated_at: now,
+    };
+    Ok((profile, warnings))
+}
+
+/// `ALTER CONNECTION PROFILE name SET (...)`: the new options replace the old ones of the
+/// same key; the whole profile is validated again.
+pub(crate) fn alter_profile(
+    store: &dyn CatalogStore,
+    name: &Name,
+    options: Vec<SqlOption>,
+    with_span: Span,
+) -> Result<(Vec<Change>, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let existing = lookup(store, name)?;
+    if let Some(o) = options.iter().find(|o| o.key == "connector") {
+        if o.value.as_text() != existing.connector {
+            return Err(vec![
+                Diagnostic::error(format!("the connector of connection profile '{}' cannot be changed", existing.name))
+                    .with_span(o.value_span)
+                    .with_help("Create a new profile for the other connector."),
+            ]);
+        }
+    }
+    let mut merged: Vec<SqlOption> = vec![SqlOption {
+        key: "connector".into(),
+        key_span: with_span,
+        value: tributary_types::OptionValue::String(existing.connector.clone()),
+        value_span: with_span,
+    }];
+    for old in &existing.options {
+        if !options.iter().any(|n| n.key == old.key) {
+            merged.push(SqlOption { key: old.key.clone(), key_span: with_span, value: old.value.clone(), value_span: with_span });
+        }
+    }
+    merged.extend(options.into_iter().filter(|o| o.key != "connector"));
+    let (profile, warnings) = build_profile(name, merged, with_span, Some(&existing))?;
+    Ok((vec![Change::PutProfile(profile)], warnings))
+}
+
+/// `DROP CONNECTION PROFILE`: the profile, and under CASCADE the tables using it.
+pub(crate) fn drop_profile(
+    store: &dyn CatalogStore,
+    name: &Name,
+    if_exists: bool,
+    behavior: DropBehavior,
+) -> Result<Vec<Change>, Vec<Diagnostic>> {
+    let profile = match store.profile_by_name(&name.value) {
+        Ok(Some(p)) => p,
+        Ok(None) if if_exists => return Ok(vec![]),
+        Ok(None) => return Err(vec![not_found(store, name)]),
+        Err(e) => return Err(vec![super::catalog_diagnostic(e, name.span)]),
+    };
+    let mut changes = Vec::new();
+    if behavior == DropBehavior::Cascade {
+        let dependents = store.dependents(&profile.id).map_err(|e| vec![super::catalog_diagnostic(e, name.span)])?;
+        changes.extend(dependents.into_iter().map(Change::DeleteTable));
+    }
+    changes.push(Change::DeleteProfile(profile.id));
+    Ok(changes)
+}
+
+/// A profile by name, or a diagnostic suggesting the existing names.
+pub(crate) fn lookup(store: &dyn CatalogStore, name: &Name) -> Result<ConnectionProfile, Vec<Diagnostic>> {
+    match store.profile_by_name(&name.value) {
+        Ok(Some(p)) => Ok(p),
+        Ok(None) => Err(vec![not_found(store, name)]),
+        Err(e) => Err(vec![super::catalog_diagnostic(e, name.span)]),
+    }
+}
+
+/// `connection profile 'x' does not exist`, with the closest existing name.
+pub(crate) fn not_found(store: &dyn CatalogStore, name: &Name) -> Diagnostic {
+    profile_not_found(store, &name.value, name.span)
+}
+
+pub(crate) fn profile_not_found(store: &dyn CatalogStore, name: &str, span: Span) -> Diagnostic {
+    let names: Vec<String> = store.profiles().map(|ps| ps.into_iter().map(|p| p.name).collect()).unwrap_or_default();
+    let d = Diagnostic::error(format!("connection profile '{name}' does not exist")).with_span(span);
+    match closest(name, names.iter().map(String::as_str)) {
+        Some(s) => d.with_help(format!("Did you mean '{s}'?")),
+        None if names.is_empty() => d.with_help("Create it first with CREATE CONNECTION PROFILE."),
+        None => d.with_help(format!("Existing profiles are {}.", quoted_list(&names))),
+    }
+}

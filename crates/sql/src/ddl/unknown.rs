@@ -1,0 +1,23 @@
+//! Reporting options nobody consumed: every unknown key, with the nearest valid key.
+
+use tributary_types::options::quote_key;
+use tributary_types::{Diagnostic, WithOptions, closest};
+
+/// One diagnostic per unknown option, with a did-you-mean from `candidates` and a pointer
+/// to where the valid options are listed.
+pub(crate) fn report_unknown(opts: &WithOptions, object: &str, connector: &str, candidates: &[String], diags: &mut Vec<Diagnostic>) {
+    for o in opts.remaining() {
+        let mut d = Diagnostic::error(format!("unknown option '{}' for {object} of connector '{connector}'", o.key))
+            .with_span(o.key_span)
+            .with_note(format!("DESCRIBE CONNECTOR {connector} lists the valid options"));
+        match closest(&o.key, candidates.iter().map(String::as_str)) {
+            Some(s) => d = d.with_help(format!("Did you mean {}?", quote_key_always(s))),
+            None => d = d.with_help(format!("Remove {}, or check its spelling.", quote_key(&o.key))),
+        }
+        diags.push(d);
+    }
+}
+
+fn quote_key_always(k: &str) -> String {
+    format!("'{k}'")
+}

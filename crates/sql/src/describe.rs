@@ -1,0 +1,186 @@
+//! Result sets of SHOW and DESCRIBE statements, rendered from the catalog and the
+//! connector registry. Secrets are redacted here.
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use std::sync::Arc;
+use tributary_catalog::CatalogStore;
+use tributary_connectors::{describe, registry};
+use tributary_types::{ConnectionProfile, ConnectionTable, FieldType, REDACTED};
+
+/// A batch of text columns.
+pub fn text_batch(columns: &[&str], rows: Vec<Vec<String>>) -> RecordBatch {
+    let schema = Arc::new(Schema::new(columns.iter().map(|c| Field::new(*c, DataType::Utf8, false)).collect::<Vec<_>>()));
+    let arrays: Vec<ArrayRef> = (0..columns.len())
+        .map(|i| Arc::new(StringArray::from(rows.iter().map(|r| r[i].clone()).collect::<Vec<_>>())) as ArrayRef)
+        .collect();
+    // The schema and arrays are built together above, so they always agree.
+    RecordBatch::try_new(schema.clone(), arrays).unwrap_or_else(|_| RecordBatch::new_empty(schema))
+}
+
+fn yes(b: bool) -> String {
+    if b { "yes".into() } else { "no".into() }
+}
+
+/// `SHOW TABLES`.
+pub fn show_tables(store: &dyn CatalogStore, tables: &[ConnectionTable]) -> RecordBatch {
+    let rows = tables
+        .iter()
+        .map(|t| {
+            let profile = t.profile.as_ref().and_then(|id| store.profile(id).ok().flatten()).map(|p| p.name).unwrap_or_default();
+            vec![
+                t.name.clone(),
+                t.connector.clone(),
+                t.connection_type.to_string(),
+                profile,
+                t.schema.format.as_ref().map(|f| f.sql_name().to_string()).unwrap_or_default(),
+                t.description.clone(),
+            ]
+        })
+        .collect();
+    text_batch(&["name", "connector", "type", "profile", "format", "description"], rows)
+}
+
+/// `SHOW CONNECTION PROFILES`.
+pub fn show_profiles(store: &dyn CatalogStore, profiles: &[ConnectionProfile]) -> RecordBatch {
+    let rows = profiles
+        .iter()
+        .map(|p| {
+            let used = store.dependents(&p.id).map(|d| d.len()).unwrap_or(0);
+            vec![p.name.clone(), p.id.to_string(), p.connector.clone(), p.description.clone(), used.to_string()]
+        })
+        .collect();
+    text_batch(&["name", "id", "connector", "description", "tables"], rows)
+}
+
+/// `SHOW CONNECTORS`.
+pub fn show_connectors() -> RecordBatch {
+    let rows = registry()
+        .iter()
+        .map(|e| {
+            let c = e.connector;
+            let r = c.roles();
+            vec![
+                c.id().into(),
+                c.name().into(),
+                yes(r.source),
+                yes(r.sink),
+                yes(r.lookup),
+                yes(e.profile_schema.is_some()),
+                yes(c.supports_testing()),
+                c.description().into(),
+            ]
+        })
+        .collect();
+    text_batch(&["id", "name", "source", "sink", "lookup", "profile", "testing", "description"], rows)
+}
+
+/// `DESCRIBE CONNECTOR x`: every option, then the metadata keys.
+pub fn describe_connector(entry: &tributary_connectors::RegisteredConnector) -> RecordBatch {
+    let mut rows: Vec<Vec<String>> = describe::option_docs(entry)
+        .into_iter()
+        .map(|d| {
+            let mut description = d.description.clone();
+            if let Some(c) = &d.condition {
+                description = format!("{description} [when {c}]");
+            }
+            if d.env_allowed {
+                description = format!("{description} [{{{{ VAR }}}} allowed]");
+            }
+            vec![
+                d.scope.as_str().into(),
+                d.key,
+                d.json_name,
+                d.value_type,
+                d.default.unwrap_or_default(),
+                d.allowed.join(", "),
+                yes(d.required),
+                yes(d.sensitive),
+                description,
+            ]
+        })
+        .collect();
+    for m in entry.connector.metadata_keys() {
+        rows.push(vec![
+            "metadata".into(),
+            m.key.into(),
+            String::new(),
+            m.sql_type.field_type().to_string(),
+            String::new(),
+            String::new(),
+            "no".into(),
+            "no".into(),
+            m.description.into(),
+        ]);
+    }
+    text_batch(&["scope", "option", "json_name", "type", "default", "allowed", "required", "sensitive", "description"], rows)
+}
+
+/// `DESCRIBE table`: one row per column.
+pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
+    let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
+    let positions: Vec<usize> = t.virtual_columns.iter().map(|v| v.position).collect();
+    let mut next = 0;
+    for f in &t.schema.fields {
+        while positions.contains(&next) {
+            next += 1;
+        }
+        let mut extra = match &f.metadata_key {
+            Some(k) => format!("METADATA FROM '{k}'"),
+            None => String::new(),
+        };
+        watermark_note(t, &f.name, &mut extra);
+        rows.push((next, column_row(&f.name, &f.field_type, !f.required, t.schema.primary_keys.contains(&f.name), extra)));
+        next += 1;
+    }
+    for v in &t.virtual_columns {
+        let mut extra = format!("GENERATED ALWAYS AS ({}){}", v.expression, if v.stored { " STORED" } else { "" });
+        watermark_note(t, &v.name, &mut extra);
+        rows.push((v.position, column_row(&v.name, &v.field_type, !v.required, false, extra)));
+    }
+    rows.sort_by_key(|(p, _)| *p);
+    text_batch(&["column", "type", "nullable", "primary_key", "extra"], rows.into_iter().map(|(_, r)| r).collect())
+}
+
+fn watermark_note(t: &ConnectionTable, column: &str, extra: &mut String) {
+    if let Some(w) = &t.watermark
+        && w.column == column
+    {
+        let note = match &w.expression {
+            Some(e) => format!("WATERMARK AS {e}"),
+            None => "WATERMARK".into(),
+        };
+        *extra = if extra.is_empty() { note } else { format!("{extra}; {note}") };
+    }
+}
+
+fn column_row(name: &str, ty: &FieldType, nullable: bool, pk: bool, extra: String) -> Vec<String> {
+    vec![name.into(), ty.sql_name(), yes(nullable), yes(pk), extra]
+}
+
+/// `DESCRIBE CONNECTION PROFILE p`: its properties and options, secrets redacted.
+pub fn describe_profile(store: &dyn CatalogStore, p: &ConnectionProfile) -> RecordBatch {
+    let used: Vec<String> = store
+        .dependents(&p.id)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|id| store.table(id).ok().flatten().map(|t| t.name))
+        .collect();
+    let mut rows = vec![
+        vec!["name".into(), p.name.clone()],
+        vec!["id".into(), p.id.to_string()],
+        vec!["connector".into(), p.connector.clone()],
+        vec!["description".into(), p.description.clone()],
+        vec!["used by".into(), used.join(", ")],
+    ];
+    for o in &p.options {
+        let value = if o.sensitive { REDACTED.to_string() } else { o.value.as_text() };
+        rows.push(vec![format!("option {}", o.key), value]);
+    }
+    text_batch(&["property", "value"], rows)
+}
+
+/// `SHOW CREATE ...`: one row with the statement.
+pub fn create_statement(sql: String) -> RecordBatch {
+    text_batch(&["create_statement"], vec![vec![sql]])
+}

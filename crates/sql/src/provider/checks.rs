@@ -1,0 +1,76 @@
+//! Rules on planned statements that DataFusion does not know: sources are only read, sinks
+//! only written, and lookup tables only used as the right side of a join.
+
+use super::table::ConnectionTableProvider;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::source_as_provider;
+use datafusion::logical_expr::{JoinType, LogicalPlan, WriteOp};
+use tributary_types::{ConnectionTable, ConnectionType, Diagnostic, Span};
+
+fn connection_table(source: &std::sync::Arc<dyn datafusion::logical_expr::TableSource>) -> Option<ConnectionTable> {
+    let provider = source_as_provider(source).ok()?;
+    provider.downcast_ref::<ConnectionTableProvider>().map(|p| p.table().clone())
+}
+
+/// Check a planned statement; every violation is reported at `span` (the statement).
+pub(crate) fn check_plan(plan: &LogicalPlan, span: Span) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut allowed_lookups: Vec<usize> = Vec::new();
+    let _ = plan.apply_with_subqueries(|node| {
+        match node {
+            LogicalPlan::Dml(dml) => {
+                if let (WriteOp::Insert(_), Some(t)) = (&dml.op, connection_table(&dml.target)) {
+                    match t.connection_type {
+                        ConnectionType::Source => out.push(
+                            Diagnostic::error(format!("cannot insert into table '{}' because it is a source", t.name))
+                                .with_span(span)
+                                .with_help("INSERT INTO a sink table; create one with type = 'sink' (or a sink connector)."),
+                        ),
+                        ConnectionType::Lookup => out.push(
+                            Diagnostic::error(format!("cannot insert into table '{}' because it is a lookup table", t.name))
+                                .with_span(span)
+                                .with_help("Lookup (temporary) tables are only read, by joins."),
+                        ),
+                        ConnectionType::Sink => {}
+                    }
+                }
+            }
+            LogicalPlan::Join(join) => {
+                if matches!(join.join_type, JoinType::Inner | JoinType::Left) {
+                    lookup_scan_under(&join.right, &mut allowed_lookups);
+                }
+            }
+            LogicalPlan::TableScan(scan) => {
+                if let Some(t) = connection_table(&scan.source) {
+                    match t.connection_type {
+                        ConnectionType::Sink => out.push(
+                            Diagnostic::error(format!("cannot read from table '{}' because it is a sink", t.name))
+                                .with_span(span)
+                                .with_help(format!("Read from a source table; write to '{}' with INSERT INTO.", t.name)),
+                        ),
+                        ConnectionType::Lookup if !allowed_lookups.contains(&(node as *const LogicalPlan as usize)) => out.push(
+                            Diagnostic::error(format!("lookup table '{}' can only be used as the right side of an inner or left join", t.name))
+                                .with_span(span)
+                                .with_help(format!("Join it: ... FROM stream s LEFT JOIN {} l ON s.key = l.key.", t.name)),
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    out
+}
+
+/// Mark the lookup scan directly on a join's right side (through an alias or one filter).
+fn lookup_scan_under(plan: &LogicalPlan, allowed: &mut Vec<usize>) {
+    match plan {
+        LogicalPlan::TableScan(_) => allowed.push(plan as *const LogicalPlan as usize),
+        LogicalPlan::SubqueryAlias(a) => lookup_scan_under(&a.input, allowed),
+        LogicalPlan::Filter(f) => lookup_scan_under(&f.input, allowed),
+        LogicalPlan::Projection(p) => lookup_scan_under(&p.input, allowed),
+        _ => {}
+    }
+}

@@ -1,0 +1,165 @@
+//! Plan nodes for reading and writing connection tables. They make `EXPLAIN` show what
+//! would be read and written; reading (and writing, except to `blackhole`) answers "not
+//! supported yet" until the execution work lands.
+
+use datafusion::arrow::array::{RecordBatch, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream};
+use futures::StreamExt;
+use std::fmt;
+use std::sync::Arc;
+use tributary_types::{ConnectionTable, Diagnostic};
+
+/// Reads a connection table.
+#[derive(Debug)]
+pub struct ConnectionScanExec {
+    table: String,
+    connector: String,
+    description: String,
+    limit: Option<usize>,
+    properties: Arc<PlanProperties>,
+}
+
+impl ConnectionScanExec {
+    pub(super) fn new(table: &ConnectionTable, schema: SchemaRef, limit: Option<usize>) -> Self {
+        Self {
+            table: table.name.clone(),
+            connector: table.connector.clone(),
+            description: table.description.clone(),
+            limit,
+            properties: Arc::new(PlanProperties::new(
+                EquivalenceProperties::new(schema),
+                Partitioning::UnknownPartitioning(1),
+                EmissionType::Incremental,
+                // Reads are previews and bounded samples until the streaming engine exists, so
+                // plans use bounded operators (an unbounded input would forbid aggregates).
+                Boundedness::Bounded,
+            )),
+        }
+    }
+}
+
+impl DisplayAs for ConnectionScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ConnectionScanExec: table={}, connector={}, source={}", self.table, self.connector, self.description)?;
+        if let Some(l) = self.limit {
+            write!(f, ", limit={l}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for ConnectionScanExec {
+    fn name(&self) -> &str {
+        "ConnectionScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(&self, _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(&self, _partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        Err(crate::errors::to_datafusion(
+            Diagnostic::error(format!("reading table '{}' (connector '{}') is not supported yet", self.table, self.connector))
+                .with_note("statements are validated and planned; reading from connectors arrives with the execution work")
+                .with_help(format!("Use EXPLAIN to see the plan, or TEST TABLE {} once connection testing is available.", self.table)),
+        ))
+    }
+}
+
+/// Writes a query's rows into a connection table.
+#[derive(Debug)]
+pub struct ConnectionSinkExec {
+    table: String,
+    connector: String,
+    description: String,
+    input: Arc<dyn ExecutionPlan>,
+    properties: Arc<PlanProperties>,
+}
+
+fn count_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new("count", DataType::UInt64, false)]))
+}
+
+impl ConnectionSinkExec {
+    pub(super) fn new(table: &ConnectionTable, input: Arc<dyn ExecutionPlan>) -> Self {
+        Self::from_parts(table.name.clone(), table.connector.clone(), table.description.clone(), input)
+    }
+
+    fn from_parts(table: String, connector: String, description: String, input: Arc<dyn ExecutionPlan>) -> Self {
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(count_schema()),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Final,
+            input.properties().boundedness,
+        ));
+        Self { table, connector, description, input, properties }
+    }
+}
+
+impl DisplayAs for ConnectionSinkExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ConnectionSinkExec: table={}, connector={}, sink={}", self.table, self.connector, self.description)
+    }
+}
+
+impl ExecutionPlan for ConnectionSinkExec {
+    fn name(&self) -> &str {
+        "ConnectionSinkExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(&self, _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = children.into_iter().next().ok_or_else(|| DataFusionError::Internal("ConnectionSinkExec needs one input".into()))?;
+        Ok(Arc::new(Self::from_parts(self.table.clone(), self.connector.clone(), self.description.clone(), input)))
+    }
+
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        // The blackhole discards rows, so it needs no encoder: count them and report.
+        if self.connector != "blackhole" {
+            return Err(crate::errors::to_datafusion(
+                Diagnostic::error(format!("writing to table '{}' (connector '{}') is not supported yet", self.table, self.connector))
+                    .with_note("statements are validated and planned; writing to connectors arrives with the execution work")
+                    .with_help("Use EXPLAIN INSERT INTO ... to see the plan."),
+            ));
+        }
+        let mut input = self.input.execute(partition, context)?;
+        let stream = futures::stream::once(async move {
+            let mut rows = 0u64;
+            while let Some(batch) = input.next().await {
+                rows += batch?.num_rows() as u64;
+            }
+            Ok(RecordBatch::try_new(count_schema(), vec![Arc::new(UInt64Array::from(vec![rows]))])?)
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(count_schema(), stream.boxed())))
+    }
+}

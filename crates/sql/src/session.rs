@@ -1,0 +1,343 @@
+//! [`Session`]: a DataFusion `SessionContext` wired to a Tributary catalog, running scripts
+//! statement by statement.
+
+use crate::ddl::{alter_profile, build_profile, build_table, catalog_diagnostic, drop_profile};
+use crate::describe;
+use crate::errors::datafusion_diagnostic;
+use crate::parser::ast::{Name, ParsedStatement, Statement};
+use crate::parser::parse_script;
+use crate::provider::{SessionShared, TributaryCatalogProvider, check_plan};
+use crate::sinks::{InsertTarget, insert_target};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use std::sync::Arc;
+use tributary_catalog::{CatalogStore, Change};
+use tributary_connectors::registry;
+use tributary_types::options::quoted_list;
+use tributary_types::{Diagnostic, Span, closest};
+
+/// How a script is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Execute every statement; stop at the first failure.
+    Run,
+    /// Validate every statement: DDL is applied to the session's store (an overlay, for
+    /// `tributary check`), queries are planned but not run, and every failure is reported.
+    Check,
+}
+
+/// What a successful statement produced.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// A command that returns no rows: its tag, such as `CREATE TABLE`.
+    Done(String),
+    /// Rows.
+    Rows {
+        /// The result schema.
+        schema: SchemaRef,
+        /// The rows.
+        batches: Vec<RecordBatch>,
+    },
+}
+
+/// One statement's success.
+#[derive(Debug, Clone)]
+pub struct StatementResult {
+    /// Where the statement is.
+    pub span: Span,
+    /// What it produced.
+    pub output: Output,
+    /// Warnings (deprecated spellings, skipped IF NOT EXISTS, ...).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// One statement's failure: nothing it would have changed was changed.
+#[derive(Debug, Clone)]
+pub struct StatementError {
+    /// Where the statement is.
+    pub span: Span,
+    /// Every problem found, errors and warnings.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl std::fmt::Display for StatementError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for StatementError {}
+
+/// The DataFusion configuration Tributary sessions use: the `tributary` catalog and its
+/// `public` schema are the defaults, and `information_schema` is available.
+pub fn session_config() -> SessionConfig {
+    SessionConfig::new()
+        .with_default_catalog_and_schema(crate::CATALOG_NAME, crate::SCHEMA_NAME)
+        .with_create_default_catalog_and_schema(false)
+        .with_information_schema(true)
+}
+
+/// Register Tributary's catalog (as `tributary`) and window functions on a context, and
+/// return the state its providers share. Use [`session_config`] for the context so that
+/// unqualified table names resolve to Tributary's tables.
+pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<SessionShared> {
+    let shared = SessionShared::new(store);
+    ctx.register_catalog(crate::CATALOG_NAME, Arc::new(TributaryCatalogProvider::new(shared.clone())));
+    for f in crate::windows::window_functions() {
+        ctx.register_udf(f);
+    }
+    shared
+}
+
+/// A SQL session over a catalog store.
+pub struct Session {
+    ctx: SessionContext,
+    shared: Arc<SessionShared>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("session_id", &self.ctx.session_id()).field("store", &self.shared.store).finish()
+    }
+}
+
+type Outcome = Result<StatementResult, StatementError>;
+
+impl Session {
+    /// A session over `store`.
+    pub fn new(store: Arc<dyn CatalogStore>) -> Self {
+        Self::with_context(SessionContext::new_with_config(session_config()), store)
+    }
+
+    /// A session over `store` using an existing DataFusion context (create it with
+    /// [`session_config`]).
+    pub fn with_context(ctx: SessionContext, store: Arc<dyn CatalogStore>) -> Self {
+        let shared = register(&ctx, store);
+        Self { ctx, shared }
+    }
+
+    /// The DataFusion context, for running DataFusion APIs against the catalog.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// The catalog store.
+    pub fn store(&self) -> &Arc<dyn CatalogStore> {
+        &self.shared.store
+    }
+
+    /// Run a script, stopping at the first failure; the results of the statements run.
+    pub async fn execute(&self, sql: &str) -> Result<Vec<StatementResult>, StatementError> {
+        let mut out = Vec::new();
+        for r in self.run_script(sql, Mode::Run).await {
+            out.push(r?);
+        }
+        Ok(out)
+    }
+
+    /// Run (or check) a script, one outcome per statement. In [`Mode::Run`] the script
+    /// stops at the first failure, which is the last outcome.
+    pub async fn run_script(&self, sql: &str, mode: Mode) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        for parsed in parse_script(sql) {
+            let outcome = match parsed {
+                Err(f) => Err(StatementError { span: f.span, diagnostics: vec![f.diagnostic] }),
+                Ok(stmt) => self.run_statement(&stmt, mode).await,
+            };
+            let failed = outcome.is_err();
+            out.push(outcome);
+            if failed && mode == Mode::Run {
+                break;
+            }
+        }
+        out
+    }
+
+    async fn run_statement(&self, stmt: &ParsedStatement, mode: Mode) -> Outcome {
+        let span = stmt.span;
+        let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
+        let done = |tag: &str, warnings: Vec<Diagnostic>| StatementResult { span, output: Output::Done(tag.into()), warnings };
+        let rows = |batch: RecordBatch| StatementResult { span, output: Output::Rows { schema: batch.schema(), batches: vec![batch] }, warnings: vec![] };
+        let store = self.shared.store.as_ref();
+        let state = self.ctx.state();
+        match &stmt.statement {
+            Statement::CreateProfile { name, if_not_exists, options, with_span } => {
+                if *if_not_exists && matches!(store.profile_by_name(&name.value), Ok(Some(_))) {
+                    return Ok(done("CREATE CONNECTION PROFILE", vec![skipped("connection profile", name)]));
+                }
+                let (profile, warnings) = build_profile(name, options.clone(), *with_span, None).map_err(fail)?;
+                self.apply(vec![Change::PutProfile(profile)], name.span).map_err(fail)?;
+                Ok(done("CREATE CONNECTION PROFILE", warnings))
+            }
+            Statement::AlterProfile { name, options, with_span } => {
+                let (changes, warnings) = alter_profile(store, name, options.clone(), *with_span).map_err(fail)?;
+                self.apply(changes, name.span).map_err(fail)?;
+                Ok(done("ALTER CONNECTION PROFILE", warnings))
+            }
+            Statement::DropProfile { name, if_exists, behavior } => {
+                let changes = drop_profile(store, name, *if_exists, *behavior).map_err(fail)?;
+                let warnings = if changes.is_empty() { vec![skipped_missing("connection profile", name)] } else { vec![] };
+                self.apply(changes, name.span).map_err(fail)?;
+                Ok(done("DROP CONNECTION PROFILE", warnings))
+            }
+            Statement::CreateTable(create) => {
+                if create.if_not_exists && matches!(store.table_by_name(&create.name.value), Ok(Some(_))) {
+                    return Ok(done("CREATE TABLE", vec![skipped("table", &create.name)]));
+                }
+                let (table, warnings) = build_table(store, &state, create).map_err(fail)?;
+                self.apply(vec![Change::PutTable(table)], create.name.span).map_err(fail)?;
+                Ok(done("CREATE TABLE", warnings))
+            }
+            Statement::DropTable { names, if_exists } => {
+                let mut changes = Vec::new();
+                let mut warnings = Vec::new();
+                let mut errors = Vec::new();
+                for n in names {
+                    match store.table_by_name(&n.value) {
+                        Ok(Some(t)) => changes.push(Change::DeleteTable(t.id)),
+                        Ok(None) if *if_exists => warnings.push(skipped_missing("table", n)),
+                        Ok(None) => errors.push(self.table_not_found(n)),
+                        Err(e) => errors.push(catalog_diagnostic(e, n.span)),
+                    }
+                }
+                if !errors.is_empty() {
+                    return Err(fail(errors));
+                }
+                self.apply(changes, span).map_err(fail)?;
+                Ok(done("DROP TABLE", warnings))
+            }
+            Statement::ShowTables => {
+                let tables = store.tables().map_err(|e| fail(vec![catalog_diagnostic(e, span)]))?;
+                Ok(rows(describe::show_tables(store, &tables)))
+            }
+            Statement::ShowProfiles => {
+                let profiles = store.profiles().map_err(|e| fail(vec![catalog_diagnostic(e, span)]))?;
+                Ok(rows(describe::show_profiles(store, &profiles)))
+            }
+            Statement::ShowConnectors => Ok(rows(describe::show_connectors())),
+            Statement::ShowCreateTable(n) => {
+                let t = self.lookup_table(n).map_err(fail)?;
+                let profile = t.profile.as_ref().and_then(|id| store.profile(id).ok().flatten()).map(|p| p.name);
+                Ok(rows(describe::create_statement(t.to_create_sql(profile.as_deref()))))
+            }
+            Statement::ShowCreateProfile(n) => {
+                let p = crate::ddl::lookup_profile(store, n).map_err(fail)?;
+                Ok(rows(describe::create_statement(p.to_create_sql())))
+            }
+            Statement::DescribeTable(n) => Ok(rows(describe::describe_table(&self.lookup_table(n).map_err(fail)?))),
+            Statement::DescribeProfile(n) => {
+                let p = crate::ddl::lookup_profile(store, n).map_err(fail)?;
+                Ok(rows(describe::describe_profile(store, &p)))
+            }
+            Statement::DescribeConnector(n) => match registry().get(&n.value) {
+                Some(e) => Ok(rows(describe::describe_connector(e))),
+                None => {
+                    let ids: Vec<&str> = registry().ids().collect();
+                    let d = Diagnostic::error(format!("unknown connector '{}'", n.value)).with_span(n.span);
+                    let d = match closest(&n.value, ids.iter().copied()) {
+                        Some(s) => d.with_help(format!("Did you mean '{s}'?")),
+                        None => d.with_help(format!("Available connectors are {}.", quoted_list(&ids))),
+                    };
+                    Err(fail(vec![d]))
+                }
+            },
+            Statement::TestProfile(_) | Statement::TestTable { .. } => Err(fail(vec![
+                Diagnostic::error("connection tests are not supported yet")
+                    .with_span(span)
+                    .with_note("TEST CONNECTION PROFILE and TEST TABLE arrive with connection testing")
+                    .with_help("Validate the definitions with tributary check meanwhile."),
+            ])),
+            Statement::Query => self.run_query(stmt, &state, mode).await,
+        }
+    }
+
+    async fn run_query(&self, stmt: &ParsedStatement, state: &SessionState, mode: Mode) -> Outcome {
+        let span = stmt.span;
+        let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
+        let target = insert_target(&stmt.text, self.shared.store.as_ref(), state, span).await.map_err(fail)?;
+        let _guard = target.as_ref().and_then(|t| t.inferred.as_ref().map(|f| self.set_inferred(&t.table.name, f.clone())));
+        let plan = state.create_logical_plan(&stmt.text).await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+        let problems = check_plan(&plan, span);
+        if !problems.is_empty() {
+            return Err(fail(problems));
+        }
+        let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
+        if mode == Mode::Check && !is_explain {
+            state.create_physical_plan(&plan).await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+            return Ok(StatementResult { span, output: Output::Done("PLANNED".into()), warnings: vec![] });
+        }
+        let df = self.ctx.execute_logical_plan(plan).await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        let batches = df.collect().await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+        if let Some(InsertTarget { table, inferred: Some(fields), .. }) = target {
+            // The first INSERT into a sink without columns fixes its schema.
+            let mut updated = table.clone();
+            updated.schema.fields = fields;
+            updated.updated_at = tributary_catalog::now_micros();
+            self.apply(vec![Change::PutTable(updated)], span).map_err(fail)?;
+        }
+        Ok(StatementResult { span, output: Output::Rows { schema, batches }, warnings: vec![] })
+    }
+
+    fn set_inferred(&self, table: &str, fields: Vec<tributary_types::SourceField>) -> InferredGuard {
+        if let Ok(mut m) = self.shared.inferred.lock() {
+            m.insert(table.to_lowercase(), fields);
+        }
+        InferredGuard { shared: self.shared.clone(), table: table.to_lowercase() }
+    }
+
+    fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        self.shared.store.apply(changes).map_err(|e| vec![catalog_diagnostic(e, span)])
+    }
+
+    fn lookup_table(&self, n: &Name) -> Result<tributary_types::ConnectionTable, Vec<Diagnostic>> {
+        match self.shared.store.table_by_name(&n.value) {
+            Ok(Some(t)) => Ok(t),
+            Ok(None) => Err(vec![self.table_not_found(n)]),
+            Err(e) => Err(vec![catalog_diagnostic(e, n.span)]),
+        }
+    }
+
+    fn table_not_found(&self, n: &Name) -> Diagnostic {
+        let names = self.shared.store.table_names().unwrap_or_default();
+        let d = Diagnostic::error(format!("table '{}' does not exist", n.value)).with_span(n.span);
+        match closest(&n.value, names.iter().map(String::as_str)) {
+            Some(s) => d.with_help(format!("Did you mean '{s}'?")),
+            None => d.with_help("Run SHOW TABLES to list the tables."),
+        }
+    }
+}
+
+/// Removes a statement's inferred sink schema when the statement ends, however it ends.
+struct InferredGuard {
+    shared: Arc<SessionShared>,
+    table: String,
+}
+
+impl Drop for InferredGuard {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.shared.inferred.lock() {
+            m.remove(&self.table);
+        }
+    }
+}
+
+fn skipped(kind: &str, name: &Name) -> Diagnostic {
+    Diagnostic::warning(format!("{kind} '{}' already exists, skipping", name.value)).with_span(name.span)
+}
+
+fn skipped_missing(kind: &str, name: &Name) -> Diagnostic {
+    Diagnostic::warning(format!("{kind} '{}' does not exist, skipping", name.value)).with_span(name.span)
+}

@@ -1,0 +1,106 @@
+//! Window functions `tumble`, `hop` and `session`, in both Flink's form with the time
+//! column first (`TUMBLE(event_time, INTERVAL '1' HOUR)`) and Arroyo's form without it
+//! (`tumble(INTERVAL '1' HOUR)`). They plan to a `window` struct of `start` and `end`
+//! timestamps; evaluating them belongs to the streaming engine.
+
+use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature, Volatility};
+
+/// The three window kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Tumble,
+    Hop,
+    Session,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Tumble => "tumble",
+            Kind::Hop => "hop",
+            Kind::Session => "session",
+        }
+    }
+
+    /// The interval arguments after the optional time column.
+    fn intervals(self) -> &'static [&'static str] {
+        match self {
+            Kind::Tumble => &["width"],
+            Kind::Hop => &["slide", "width"],
+            Kind::Session => &["gap"],
+        }
+    }
+}
+
+/// A window function.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct WindowFunction {
+    kind: Kind,
+    signature: Signature,
+}
+
+/// The type every window function returns.
+pub fn window_type() -> DataType {
+    let ts = DataType::Timestamp(TimeUnit::Nanosecond, None);
+    DataType::Struct(Fields::from(vec![Field::new("start", ts.clone(), false), Field::new("end", ts, false)]))
+}
+
+impl ScalarUDFImpl for WindowFunction {
+    fn name(&self) -> &str {
+        self.kind.name()
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        let intervals = self.kind.intervals();
+        let usage = format!(
+            "{name}({list}) or {name}(time_column, {list})",
+            name = self.kind.name(),
+            list = intervals.iter().map(|i| format!("{i} INTERVAL")).collect::<Vec<_>>().join(", ")
+        );
+        let rest = if args.len() == intervals.len() + 1 {
+            if !matches!(args[0], DataType::Timestamp(_, _)) {
+                return Err(DataFusionError::Plan(format!(
+                    "the first argument of {} must be a TIMESTAMP column, but it is {}; use {usage}",
+                    self.kind.name(),
+                    args[0]
+                )));
+            }
+            &args[1..]
+        } else if args.len() == intervals.len() {
+            args
+        } else {
+            return Err(DataFusionError::Plan(format!("{} takes {} or {} arguments; use {usage}", self.kind.name(), intervals.len(), intervals.len() + 1)));
+        };
+        for (name, ty) in intervals.iter().zip(rest) {
+            if !matches!(ty, DataType::Interval(_) | DataType::Duration(_)) {
+                return Err(DataFusionError::Plan(format!("the {name} of {} must be an INTERVAL, but it is {ty}; use {usage}", self.kind.name())));
+            }
+        }
+        Ok(window_type())
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        Err(DataFusionError::NotImplemented(format!(
+            "{} windows are computed by the streaming engine, which arrives with the execution work",
+            self.kind.name()
+        )))
+    }
+}
+
+/// The window functions to register on a session.
+pub fn window_functions() -> Vec<ScalarUDF> {
+    [Kind::Tumble, Kind::Hop, Kind::Session]
+        .into_iter()
+        .map(|kind| {
+            let n = kind.intervals().len();
+            let signature = Signature::one_of(vec![TypeSignature::Any(n), TypeSignature::Any(n + 1)], Volatility::Immutable);
+            ScalarUDF::from(WindowFunction { kind, signature })
+        })
+        .collect()
+}

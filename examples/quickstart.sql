@@ -1,0 +1,49 @@
+-- Tributary quickstart: a profile, source and sink tables, and plans over them.
+-- Run it with: cargo run -p tributary-cli -- run examples/quickstart.sql
+
+CREATE CONNECTION PROFILE IF NOT EXISTS local_kafka WITH (
+    connector = 'kafka',
+    bootstrap_servers = 'localhost:9092',
+    'schema_registry.endpoint' = 'http://localhost:8081'
+);
+
+CREATE TABLE IF NOT EXISTS orders (
+    order_id BIGINT NOT NULL,
+    customer_id BIGINT NOT NULL,
+    amount DOUBLE NOT NULL,
+    event_time TIMESTAMP NOT NULL,
+    partition INT METADATA FROM 'partition',
+    WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
+) WITH (
+    connector = 'kafka',
+    connection_profile = 'local_kafka',
+    topic = 'orders',
+    type = 'source',
+    'source.offset' = 'latest',
+    format = 'json'
+);
+
+CREATE TABLE IF NOT EXISTS customer_totals (
+    customer_id BIGINT NOT NULL,
+    total DOUBLE
+) WITH (
+    connector = 'kafka',
+    connection_profile = 'local_kafka',
+    topic = 'customer_totals',
+    type = 'sink',
+    format = 'json'
+);
+
+SHOW CONNECTION PROFILES;
+SHOW TABLES;
+DESCRIBE orders;
+SHOW CREATE TABLE orders;
+
+EXPLAIN SELECT customer_id, SUM(amount) AS total
+FROM orders
+GROUP BY customer_id, TUMBLE(event_time, INTERVAL '1' HOUR);
+
+EXPLAIN INSERT INTO customer_totals
+SELECT customer_id, SUM(amount) AS total
+FROM orders
+GROUP BY customer_id, tumble(INTERVAL '1' HOUR);
