@@ -8,7 +8,9 @@ const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 
 fn suffix() -> String {
     let mut rng = rand::rng();
-    (0..10).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+    (0..10)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
 }
 
 /// A fresh `cp_…` id.
@@ -23,7 +25,10 @@ pub fn new_table_id() -> TableId {
 
 /// Microseconds since the Unix epoch.
 pub fn now_micros() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

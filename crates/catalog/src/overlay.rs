@@ -27,16 +27,24 @@ pub struct OverlayStore {
 impl OverlayStore {
     /// An overlay over `base`.
     pub fn over(base: Arc<dyn CatalogStore>) -> Self {
-        Self { base: Some(base), layer: RwLock::new(Layer::default()) }
+        Self {
+            base: Some(base),
+            layer: RwLock::new(Layer::default()),
+        }
     }
 
     /// An empty in-memory catalog.
     pub fn in_memory() -> Self {
-        Self { base: None, layer: RwLock::new(Layer::default()) }
+        Self {
+            base: None,
+            layer: RwLock::new(Layer::default()),
+        }
     }
 
     fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, Layer>> {
-        self.layer.read().map_err(|_| CatalogError::Storage("a previous write panicked".into()))
+        self.layer
+            .read()
+            .map_err(|_| CatalogError::Storage("a previous write panicked".into()))
     }
 
     fn merged_profiles(&self) -> Result<Vec<ConnectionProfile>> {
@@ -83,11 +91,18 @@ impl CatalogStore for OverlayStore {
         let key = name_key(name);
         {
             let layer = self.read()?;
-            if let Some(p) = layer.profiles.values().flatten().find(|p| name_key(&p.name) == key) {
+            if let Some(p) = layer
+                .profiles
+                .values()
+                .flatten()
+                .find(|p| name_key(&p.name) == key)
+            {
                 return Ok(Some(p.clone()));
             }
         }
-        let Some(base) = &self.base else { return Ok(None) };
+        let Some(base) = &self.base else {
+            return Ok(None);
+        };
         match base.profile_by_name(name)? {
             // Hidden when deleted or renamed in the overlay.
             Some(p) if self.read()?.profiles.contains_key(p.id.as_str()) => Ok(None),
@@ -113,11 +128,18 @@ impl CatalogStore for OverlayStore {
         let key = name_key(name);
         {
             let layer = self.read()?;
-            if let Some(t) = layer.tables.values().flatten().find(|t| name_key(&t.name) == key) {
+            if let Some(t) = layer
+                .tables
+                .values()
+                .flatten()
+                .find(|t| name_key(&t.name) == key)
+            {
                 return Ok(Some(t.clone()));
             }
         }
-        let Some(base) = &self.base else { return Ok(None) };
+        let Some(base) = &self.base else {
+            return Ok(None);
+        };
         match base.table_by_name(name)? {
             Some(t) if self.read()?.tables.contains_key(t.id.as_str()) => Ok(None),
             other => Ok(other),
@@ -143,54 +165,106 @@ impl CatalogStore for OverlayStore {
     }
 
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
-        Ok(self.merged_tables()?.into_iter().filter(|t| t.profile.as_ref() == Some(profile)).map(|t| t.id).collect())
+        Ok(self
+            .merged_tables()?
+            .into_iter()
+            .filter(|t| t.profile.as_ref() == Some(profile))
+            .map(|t| t.id)
+            .collect())
     }
 
     fn apply(&self, changes: Vec<Change>) -> Result<()> {
         // Validate against the merged view first, so a failing batch changes nothing.
-        let mut profiles: BTreeMap<String, ConnectionProfile> =
-            self.merged_profiles()?.into_iter().map(|p| (p.id.to_string(), p)).collect();
-        let mut tables: BTreeMap<String, ConnectionTable> = self.merged_tables()?.into_iter().map(|t| (t.id.to_string(), t)).collect();
+        let mut profiles: BTreeMap<String, ConnectionProfile> = self
+            .merged_profiles()?
+            .into_iter()
+            .map(|p| (p.id.to_string(), p))
+            .collect();
+        let mut tables: BTreeMap<String, ConnectionTable> = self
+            .merged_tables()?
+            .into_iter()
+            .map(|t| (t.id.to_string(), t))
+            .collect();
         for change in &changes {
             match change {
                 Change::PutProfile(p) => {
-                    if profiles.values().any(|o| o.id != p.id && name_key(&o.name) == name_key(&p.name)) {
-                        return Err(CatalogError::AlreadyExists { kind: ObjectKind::Profile, name: p.name.clone() });
+                    if profiles
+                        .values()
+                        .any(|o| o.id != p.id && name_key(&o.name) == name_key(&p.name))
+                    {
+                        return Err(CatalogError::AlreadyExists {
+                            kind: ObjectKind::Profile,
+                            name: p.name.clone(),
+                        });
                     }
                     profiles.insert(p.id.to_string(), p.clone());
                 }
                 Change::PutTable(t) => {
-                    if tables.values().any(|o| o.id != t.id && name_key(&o.name) == name_key(&t.name)) {
-                        return Err(CatalogError::AlreadyExists { kind: ObjectKind::Table, name: t.name.clone() });
+                    if tables
+                        .values()
+                        .any(|o| o.id != t.id && name_key(&o.name) == name_key(&t.name))
+                    {
+                        return Err(CatalogError::AlreadyExists {
+                            kind: ObjectKind::Table,
+                            name: t.name.clone(),
+                        });
                     }
                     if let Some(p) = &t.profile
                         && !profiles.contains_key(p.as_str())
                     {
-                        return Err(CatalogError::NotFound { kind: ObjectKind::Profile, name: p.to_string() });
+                        return Err(CatalogError::NotFound {
+                            kind: ObjectKind::Profile,
+                            name: p.to_string(),
+                        });
                     }
                     tables.insert(t.id.to_string(), t.clone());
                 }
                 Change::DeleteProfile(id) => {
                     if profiles.remove(id.as_str()).is_none() {
-                        return Err(CatalogError::NotFound { kind: ObjectKind::Profile, name: id.to_string() });
+                        return Err(CatalogError::NotFound {
+                            kind: ObjectKind::Profile,
+                            name: id.to_string(),
+                        });
                     }
                 }
                 Change::DeleteTable(id) => {
                     if tables.remove(id.as_str()).is_none() {
-                        return Err(CatalogError::NotFound { kind: ObjectKind::Table, name: id.to_string() });
+                        return Err(CatalogError::NotFound {
+                            kind: ObjectKind::Table,
+                            name: id.to_string(),
+                        });
                     }
                 }
             }
         }
-        for p in changes.iter().filter_map(|c| if let Change::DeleteProfile(id) = c { Some(id) } else { None }) {
-            let mut users: Vec<String> = tables.values().filter(|t| t.profile.as_ref() == Some(p)).map(|t| t.name.clone()).collect();
+        for p in changes.iter().filter_map(|c| {
+            if let Change::DeleteProfile(id) = c {
+                Some(id)
+            } else {
+                None
+            }
+        }) {
+            let mut users: Vec<String> = tables
+                .values()
+                .filter(|t| t.profile.as_ref() == Some(p))
+                .map(|t| t.name.clone())
+                .collect();
             if !users.is_empty() {
                 users.sort();
-                let name = self.profile(p)?.map(|x| x.name).unwrap_or_else(|| p.to_string());
-                return Err(CatalogError::ProfileInUse { profile: name, tables: users });
+                let name = self
+                    .profile(p)?
+                    .map(|x| x.name)
+                    .unwrap_or_else(|| p.to_string());
+                return Err(CatalogError::ProfileInUse {
+                    profile: name,
+                    tables: users,
+                });
             }
         }
-        let mut layer = self.layer.write().map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
+        let mut layer = self
+            .layer
+            .write()
+            .map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
         for change in changes {
             match change {
                 Change::PutProfile(p) => {

@@ -16,7 +16,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ProfileId, TableId};
+use tributary_types::{
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ProfileId, TableId,
+};
 
 const LOCK_FILE: &str = "tributary.lock";
 const FORMAT_KEY: &[u8] = b"format_version";
@@ -40,7 +42,10 @@ impl SledStore {
     /// Open (creating if needed) the catalog in directory `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let io = |source| CatalogError::Io { path: path.clone(), source };
+        let io = |source| CatalogError::Io {
+            path: path.clone(),
+            source,
+        };
         std::fs::create_dir_all(&path).map_err(io)?;
         let lock = File::create(path.join(LOCK_FILE)).map_err(io)?;
         if lock.try_lock_exclusive().is_err() {
@@ -73,7 +78,11 @@ impl SledStore {
     }
 
     fn check_format(&self) -> Result<()> {
-        match self.db.get(FORMAT_KEY).map_err(|e| storage_error(&self.path, e))? {
+        match self
+            .db
+            .get(FORMAT_KEY)
+            .map_err(|e| storage_error(&self.path, e))?
+        {
             None => {
                 self.db
                     .insert(FORMAT_KEY, CURRENT_FORMAT_VERSION.to_string().as_bytes())
@@ -85,9 +94,15 @@ impl SledStore {
                 let found: u32 = std::str::from_utf8(&v)
                     .ok()
                     .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| self.corrupt("the format version marker is unreadable".into()))?;
+                    .ok_or_else(|| {
+                        self.corrupt("the format version marker is unreadable".into())
+                    })?;
                 if found > CURRENT_FORMAT_VERSION {
-                    return Err(CatalogError::NewerFormat { path: self.path.clone(), found, supported: CURRENT_FORMAT_VERSION });
+                    return Err(CatalogError::NewerFormat {
+                        path: self.path.clone(),
+                        found,
+                        supported: CURRENT_FORMAT_VERSION,
+                    });
                 }
                 Ok(())
             }
@@ -95,7 +110,10 @@ impl SledStore {
     }
 
     fn corrupt(&self, detail: String) -> CatalogError {
-        CatalogError::Corrupt { path: self.path.clone(), detail }
+        CatalogError::Corrupt {
+            path: self.path.clone(),
+            detail,
+        }
     }
 
     fn decode<T: DeserializeOwned>(&self, what: &str, key: &[u8], bytes: &[u8]) -> Result<T> {
@@ -105,7 +123,8 @@ impl SledStore {
         struct Version {
             format_version: u32,
         }
-        let version: Version = serde_json::from_slice(bytes).map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))?;
+        let version: Version = serde_json::from_slice(bytes)
+            .map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))?;
         if version.format_version > CURRENT_FORMAT_VERSION {
             return Err(CatalogError::NewerFormat {
                 path: self.path.clone(),
@@ -113,18 +132,25 @@ impl SledStore {
                 supported: CURRENT_FORMAT_VERSION,
             });
         }
-        serde_json::from_slice(bytes).map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))
+        serde_json::from_slice(bytes)
+            .map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))
     }
 
     fn get<T: DeserializeOwned>(&self, tree: &Tree, what: &str, id: &str) -> Result<Option<T>> {
-        match tree.get(id.as_bytes()).map_err(|e| storage_error(&self.path, e))? {
+        match tree
+            .get(id.as_bytes())
+            .map_err(|e| storage_error(&self.path, e))?
+        {
             Some(bytes) => self.decode(what, id.as_bytes(), &bytes).map(Some),
             None => Ok(None),
         }
     }
 
     fn id_by_name(&self, index: &Tree, name: &str) -> Result<Option<String>> {
-        Ok(index.get(name_key(name).as_bytes()).map_err(|e| storage_error(&self.path, e))?.map(|v| split_index_value(&v).0))
+        Ok(index
+            .get(name_key(name).as_bytes())
+            .map_err(|e| storage_error(&self.path, e))?
+            .map(|v| split_index_value(&v).0))
     }
 
     fn all<T: DeserializeOwned>(&self, tree: &Tree, what: &str) -> Result<Vec<T>> {
@@ -152,10 +178,14 @@ impl SledStore {
                 _ => None,
             };
             if let Some((is_profile, name, id, kind)) = named
-                && let Some(other) = batch_names.insert((is_profile, name_key(name)), id.to_string())
+                && let Some(other) =
+                    batch_names.insert((is_profile, name_key(name)), id.to_string())
                 && other != id
             {
-                return Err(CatalogError::AlreadyExists { kind, name: name.clone() });
+                return Err(CatalogError::AlreadyExists {
+                    kind,
+                    name: name.clone(),
+                });
             }
             match change {
                 Change::PutProfile(p) => {
@@ -163,7 +193,10 @@ impl SledStore {
                         && existing != p.id.as_str()
                         && !deleted_profiles.contains(&existing)
                     {
-                        return Err(CatalogError::AlreadyExists { kind: ObjectKind::Profile, name: p.name.clone() });
+                        return Err(CatalogError::AlreadyExists {
+                            kind: ObjectKind::Profile,
+                            name: p.name.clone(),
+                        });
                     }
                     put_profiles.insert(p.id.to_string(), p);
                 }
@@ -172,7 +205,10 @@ impl SledStore {
                         && existing != t.id.as_str()
                         && !deleted_tables.contains(&existing)
                     {
-                        return Err(CatalogError::AlreadyExists { kind: ObjectKind::Table, name: t.name.clone() });
+                        return Err(CatalogError::AlreadyExists {
+                            kind: ObjectKind::Table,
+                            name: t.name.clone(),
+                        });
                     }
                     if let Some(old) = self.table(&t.id)?
                         && let Some(p) = &old.profile
@@ -180,9 +216,14 @@ impl SledStore {
                         remove.push(dep_key(p, &t.id));
                     }
                     if let Some(p) = &t.profile {
-                        let known = put_profiles.contains_key(p.as_str()) || (self.profile(p)?.is_some() && !deleted_profiles.contains(p.as_str()));
+                        let known = put_profiles.contains_key(p.as_str())
+                            || (self.profile(p)?.is_some()
+                                && !deleted_profiles.contains(p.as_str()));
                         if !known {
-                            return Err(CatalogError::NotFound { kind: ObjectKind::Profile, name: p.to_string() });
+                            return Err(CatalogError::NotFound {
+                                kind: ObjectKind::Profile,
+                                name: p.to_string(),
+                            });
                         }
                         add.push(dep_key(p, &t.id));
                     }
@@ -190,7 +231,10 @@ impl SledStore {
                 }
                 Change::DeleteTable(id) => {
                     let Some(old) = self.table(id)? else {
-                        return Err(CatalogError::NotFound { kind: ObjectKind::Table, name: id.to_string() });
+                        return Err(CatalogError::NotFound {
+                            kind: ObjectKind::Table,
+                            name: id.to_string(),
+                        });
                     };
                     if let Some(p) = &old.profile {
                         remove.push(dep_key(p, id));
@@ -199,27 +243,44 @@ impl SledStore {
                 }
                 Change::DeleteProfile(id) => {
                     if self.profile(id)?.is_none() {
-                        return Err(CatalogError::NotFound { kind: ObjectKind::Profile, name: id.to_string() });
+                        return Err(CatalogError::NotFound {
+                            kind: ObjectKind::Profile,
+                            name: id.to_string(),
+                        });
                     }
                     deleted_profiles.insert(id.to_string());
                 }
             }
         }
         for pid in &deleted_profiles {
-            let profile_id = ProfileId::parse(pid).ok_or_else(|| self.corrupt(format!("bad profile id '{pid}'")))?;
+            let profile_id = ProfileId::parse(pid)
+                .ok_or_else(|| self.corrupt(format!("bad profile id '{pid}'")))?;
             let mut users: Vec<String> = Vec::new();
             for tid in self.dependents(&profile_id)? {
                 let gone = deleted_tables.contains(tid.as_str())
-                    || put_tables.get(tid.as_str()).is_some_and(|t| t.profile.as_ref() != Some(&profile_id));
+                    || put_tables
+                        .get(tid.as_str())
+                        .is_some_and(|t| t.profile.as_ref() != Some(&profile_id));
                 if !gone && let Some(t) = self.table(&tid)? {
                     users.push(t.name);
                 }
             }
-            users.extend(put_tables.values().filter(|t| t.profile.as_ref() == Some(&profile_id)).map(|t| t.name.clone()));
+            users.extend(
+                put_tables
+                    .values()
+                    .filter(|t| t.profile.as_ref() == Some(&profile_id))
+                    .map(|t| t.name.clone()),
+            );
             if !users.is_empty() {
-                let name = self.profile(&profile_id)?.map(|p| p.name).unwrap_or_else(|| pid.clone());
+                let name = self
+                    .profile(&profile_id)?
+                    .map(|p| p.name)
+                    .unwrap_or_else(|| pid.clone());
                 users.sort();
-                return Err(CatalogError::ProfileInUse { profile: name, tables: users });
+                return Err(CatalogError::ProfileInUse {
+                    profile: name,
+                    tables: users,
+                });
             }
         }
         Ok((add, remove))
@@ -251,14 +312,21 @@ fn dep_key(profile: &ProfileId, table: &TableId) -> Vec<u8> {
 
 fn storage_error(path: &Path, e: sled::Error) -> CatalogError {
     match e {
-        sled::Error::Io(source) => CatalogError::Io { path: path.to_path_buf(), source },
-        sled::Error::Corruption { .. } => CatalogError::Corrupt { path: path.to_path_buf(), detail: e.to_string() },
+        sled::Error::Io(source) => CatalogError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        sled::Error::Corruption { .. } => CatalogError::Corrupt {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        },
         other => CatalogError::Storage(other.to_string()),
     }
 }
 
 fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec(value).map_err(|e| CatalogError::Storage(format!("cannot encode a record: {e}")))
+    serde_json::to_vec(value)
+        .map_err(|e| CatalogError::Storage(format!("cannot encode a record: {e}")))
 }
 
 impl CatalogStore for SledStore {
@@ -296,7 +364,10 @@ impl CatalogStore for SledStore {
         self.table_names
             .iter()
             .values()
-            .map(|v| v.map(|v| split_index_value(&v).1).map_err(|e| storage_error(&self.path, e)))
+            .map(|v| {
+                v.map(|v| split_index_value(&v).1)
+                    .map_err(|e| storage_error(&self.path, e))
+            })
             .collect()
     }
 
@@ -315,13 +386,18 @@ impl CatalogStore for SledStore {
             .map(|k| {
                 let k = k.map_err(|e| storage_error(&self.path, e))?;
                 let id = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
-                TableId::parse(&id).ok_or_else(|| self.corrupt(format!("dependency record names a bad table id '{id}'")))
+                TableId::parse(&id).ok_or_else(|| {
+                    self.corrupt(format!("dependency record names a bad table id '{id}'"))
+                })
             })
             .collect()
     }
 
     fn apply(&self, changes: Vec<Change>) -> Result<()> {
-        let _guard = self.write_lock.lock().map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
+        let _guard = self
+            .write_lock
+            .lock()
+            .map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
         let (add, remove) = self.plan(&changes)?;
         // Old names of replaced objects, so a rename drops the stale index entry.
         let mut stale_names: Vec<(bool, String)> = Vec::new();
@@ -352,9 +428,16 @@ impl CatalogStore for SledStore {
                 }
             }
         }
-        let trees = [&self.profiles, &self.profile_names, &self.tables, &self.table_names, &self.deps];
+        let trees = [
+            &self.profiles,
+            &self.profile_names,
+            &self.tables,
+            &self.table_names,
+            &self.deps,
+        ];
         let result: std::result::Result<(), TransactionError<()>> = trees[..].transaction(|t| {
-            let (profiles, profile_names, tables, table_names, deps) = (&t[0], &t[1], &t[2], &t[3], &t[4]);
+            let (profiles, profile_names, tables, table_names, deps) =
+                (&t[0], &t[1], &t[2], &t[3], &t[4]);
             for (is_profile, name) in &stale_names {
                 if *is_profile {
                     profile_names.remove(name.as_bytes())?;
@@ -369,14 +452,24 @@ impl CatalogStore for SledStore {
             for change in &changes {
                 match change {
                     Change::PutProfile(p) => {
-                        let (_, b) = bytes.next().ok_or(ConflictableTransactionError::Abort(()))?;
+                        let (_, b) = bytes
+                            .next()
+                            .ok_or(ConflictableTransactionError::Abort(()))?;
                         profiles.insert(p.id.as_str().as_bytes(), b.as_slice())?;
-                        profile_names.insert(name_key(&p.name).as_bytes(), index_value(p.id.as_str(), &p.name))?;
+                        profile_names.insert(
+                            name_key(&p.name).as_bytes(),
+                            index_value(p.id.as_str(), &p.name),
+                        )?;
                     }
                     Change::PutTable(tb) => {
-                        let (_, b) = bytes.next().ok_or(ConflictableTransactionError::Abort(()))?;
+                        let (_, b) = bytes
+                            .next()
+                            .ok_or(ConflictableTransactionError::Abort(()))?;
                         tables.insert(tb.id.as_str().as_bytes(), b.as_slice())?;
-                        table_names.insert(name_key(&tb.name).as_bytes(), index_value(tb.id.as_str(), &tb.name))?;
+                        table_names.insert(
+                            name_key(&tb.name).as_bytes(),
+                            index_value(tb.id.as_str(), &tb.name),
+                        )?;
                     }
                     Change::DeleteProfile(id) => {
                         profiles.remove(id.as_str().as_bytes())?;
@@ -393,7 +486,11 @@ impl CatalogStore for SledStore {
         });
         match result {
             Ok(()) => {}
-            Err(TransactionError::Abort(())) => return Err(CatalogError::Storage("internal error: transaction aborted".into())),
+            Err(TransactionError::Abort(())) => {
+                return Err(CatalogError::Storage(
+                    "internal error: transaction aborted".into(),
+                ));
+            }
             Err(TransactionError::Storage(e)) => return Err(storage_error(&self.path, e)),
         }
         self.db.flush().map_err(|e| storage_error(&self.path, e))?;

@@ -3,8 +3,13 @@
 
 use serde_json::json;
 use std::sync::Arc;
-use tributary_catalog::{CatalogError, CatalogStore, Change, OverlayStore, SledStore, new_profile_id, new_table_id};
-use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType, ProfileId};
+use tributary_catalog::{
+    CatalogError, CatalogStore, Change, OverlayStore, SledStore, new_profile_id, new_table_id,
+};
+use tributary_types::{
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
+    ProfileId,
+};
 
 fn profile(name: &str) -> ConnectionProfile {
     ConnectionProfile {
@@ -47,7 +52,10 @@ fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
 fn stores() -> Vec<(Box<dyn CatalogStore>, Option<tempfile::TempDir>)> {
     let dir = tempfile::tempdir().unwrap();
     let sled = SledStore::open(dir.path()).unwrap();
-    vec![(Box::new(sled), Some(dir)), (Box::new(OverlayStore::in_memory()), None)]
+    vec![
+        (Box::new(sled), Some(dir)),
+        (Box::new(OverlayStore::in_memory()), None),
+    ]
 }
 
 #[test]
@@ -56,10 +64,17 @@ fn names_are_unique_case_insensitively_and_lookups_ignore_case() {
         let p = profile("Prod");
         store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
         assert_eq!(store.profile_by_name("prod").unwrap().unwrap().id, p.id);
-        let err = store.apply(vec![Change::PutProfile(profile("PROD"))]).unwrap_err();
+        let err = store
+            .apply(vec![Change::PutProfile(profile("PROD"))])
+            .unwrap_err();
         assert_eq!(err.to_string(), "connection profile 'PROD' already exists");
-        store.apply(vec![Change::PutTable(table("Orders", Some(&p.id)))]).unwrap();
-        assert_eq!(store.table_by_name("ORDERS").unwrap().unwrap().name, "Orders");
+        store
+            .apply(vec![Change::PutTable(table("Orders", Some(&p.id)))])
+            .unwrap();
+        assert_eq!(
+            store.table_by_name("ORDERS").unwrap().unwrap().name,
+            "Orders"
+        );
         assert_eq!(store.table_names().unwrap(), vec!["Orders"]);
     }
 }
@@ -69,13 +84,33 @@ fn restrict_blocks_and_cascade_removes_dependents() {
     for (store, _dir) in stores() {
         let p = profile("prod");
         let (a, b) = (table("a", Some(&p.id)), table("b", Some(&p.id)));
-        store.apply(vec![Change::PutProfile(p.clone()), Change::PutTable(a.clone()), Change::PutTable(b.clone())]).unwrap();
+        store
+            .apply(vec![
+                Change::PutProfile(p.clone()),
+                Change::PutTable(a.clone()),
+                Change::PutTable(b.clone()),
+            ])
+            .unwrap();
         assert_eq!(store.dependents(&p.id).unwrap().len(), 2);
-        let err = store.apply(vec![Change::DeleteProfile(p.id.clone())]).unwrap_err();
+        let err = store
+            .apply(vec![Change::DeleteProfile(p.id.clone())])
+            .unwrap_err();
         assert!(matches!(err, CatalogError::ProfileInUse { .. }));
-        assert_eq!(err.to_string(), "connection profile 'prod' is used by 2 table(s): a, b");
-        assert!(store.profile(&p.id).unwrap().is_some(), "a failed batch changes nothing");
-        store.apply(vec![Change::DeleteTable(a.id), Change::DeleteTable(b.id), Change::DeleteProfile(p.id.clone())]).unwrap();
+        assert_eq!(
+            err.to_string(),
+            "connection profile 'prod' is used by 2 table(s): a, b"
+        );
+        assert!(
+            store.profile(&p.id).unwrap().is_some(),
+            "a failed batch changes nothing"
+        );
+        store
+            .apply(vec![
+                Change::DeleteTable(a.id),
+                Change::DeleteTable(b.id),
+                Change::DeleteProfile(p.id.clone()),
+            ])
+            .unwrap();
         assert!(store.profile(&p.id).unwrap().is_none());
         assert!(store.tables().unwrap().is_empty());
         assert!(store.dependents(&p.id).unwrap().is_empty());
@@ -85,12 +120,22 @@ fn restrict_blocks_and_cascade_removes_dependents() {
 #[test]
 fn failing_batch_is_atomic() {
     for (store, _dir) in stores() {
-        store.apply(vec![Change::PutTable(table("t", None))]).unwrap();
-        let err = store.apply(vec![Change::PutTable(table("u", None)), Change::PutTable(table("T", None))]).unwrap_err();
+        store
+            .apply(vec![Change::PutTable(table("t", None))])
+            .unwrap();
+        let err = store
+            .apply(vec![
+                Change::PutTable(table("u", None)),
+                Change::PutTable(table("T", None)),
+            ])
+            .unwrap_err();
         assert!(matches!(err, CatalogError::AlreadyExists { .. }));
         assert_eq!(store.table_names().unwrap(), vec!["t"]);
         let missing = table("v", Some(&new_profile_id()));
-        assert!(matches!(store.apply(vec![Change::PutTable(missing)]).unwrap_err(), CatalogError::NotFound { .. }));
+        assert!(matches!(
+            store.apply(vec![Change::PutTable(missing)]).unwrap_err(),
+            CatalogError::NotFound { .. }
+        ));
     }
 }
 
@@ -116,7 +161,10 @@ fn persists_across_reopen_and_locks_out_a_second_opener() {
         store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
         let second = SledStore::open(dir.path()).unwrap_err();
         assert!(matches!(second, CatalogError::InUse { .. }));
-        assert!(second.to_string().contains("is in use by another process"), "{second}");
+        assert!(
+            second.to_string().contains("is in use by another process"),
+            "{second}"
+        );
     }
     let store = SledStore::open(dir.path()).unwrap();
     assert_eq!(store.profile_by_name("prod").unwrap().unwrap(), p);
@@ -133,7 +181,10 @@ fn newer_and_corrupt_records_are_clear_errors() {
     }
     let store = SledStore::open(dir.path()).unwrap();
     let err = store.profile_by_name("future").unwrap_err();
-    assert!(matches!(err, CatalogError::NewerFormat { found, .. } if found == CURRENT_FORMAT_VERSION + 1), "{err}");
+    assert!(
+        matches!(err, CatalogError::NewerFormat { found, .. } if found == CURRENT_FORMAT_VERSION + 1),
+        "{err}"
+    );
     drop(store);
     // A database marked with a newer format is refused at open.
     {
@@ -152,7 +203,13 @@ fn garbage_files_are_reported_not_panicked_on() {
     std::fs::write(dir.path().join("db").join("db"), vec![0xAB; 4096]).unwrap();
     std::fs::write(dir.path().join("db").join("conf"), b"not a sled config").unwrap();
     let err = SledStore::open(dir.path()).unwrap_err();
-    assert!(matches!(err, CatalogError::Corrupt { .. } | CatalogError::Io { .. } | CatalogError::Storage(_)), "{err}");
+    assert!(
+        matches!(
+            err,
+            CatalogError::Corrupt { .. } | CatalogError::Io { .. } | CatalogError::Storage(_)
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -162,9 +219,17 @@ fn overlay_hides_base_changes_until_applied_there() {
     let p = profile("prod");
     base.apply(vec![Change::PutProfile(p.clone())]).unwrap();
     let overlay = OverlayStore::over(base.clone());
-    overlay.apply(vec![Change::PutTable(table("t", Some(&p.id)))]).unwrap();
-    overlay.apply(vec![Change::DeleteTable(overlay.table_by_name("t").unwrap().unwrap().id)]).unwrap();
-    overlay.apply(vec![Change::DeleteProfile(p.id.clone())]).unwrap();
+    overlay
+        .apply(vec![Change::PutTable(table("t", Some(&p.id)))])
+        .unwrap();
+    overlay
+        .apply(vec![Change::DeleteTable(
+            overlay.table_by_name("t").unwrap().unwrap().id,
+        )])
+        .unwrap();
+    overlay
+        .apply(vec![Change::DeleteProfile(p.id.clone())])
+        .unwrap();
     assert!(overlay.profile_by_name("prod").unwrap().is_none());
     assert!(base.profile_by_name("prod").unwrap().is_some());
     assert!(base.tables().unwrap().is_empty());

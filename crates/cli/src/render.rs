@@ -37,7 +37,11 @@ impl<'a> Renderer<'a> {
                 _ => println!("{tag}"),
             },
             Output::Rows { batches, schema } => {
-                let batches: Vec<RecordBatch> = if batches.is_empty() { vec![RecordBatch::new_empty(schema.clone())] } else { batches.clone() };
+                let batches: Vec<RecordBatch> = if batches.is_empty() {
+                    vec![RecordBatch::new_empty(schema.clone())]
+                } else {
+                    batches.clone()
+                };
                 match format_batches(self.format, &batches) {
                     Ok(text) => println!("{text}"),
                     Err(e) => eprintln!("error: cannot print the result: {e}"),
@@ -57,7 +61,9 @@ impl<'a> Renderer<'a> {
 /// Format batches in the chosen format.
 pub fn format_batches(format: OutputFormat, batches: &[RecordBatch]) -> Result<String, String> {
     match format {
-        OutputFormat::Table => pretty_format_batches(batches).map(|t| t.to_string()).map_err(|e| e.to_string()),
+        OutputFormat::Table => pretty_format_batches(batches)
+            .map(|t| t.to_string())
+            .map_err(|e| e.to_string()),
         OutputFormat::Json => {
             let mut buf = Vec::new();
             {
@@ -72,12 +78,16 @@ pub fn format_batches(format: OutputFormat, batches: &[RecordBatch]) -> Result<S
         OutputFormat::Csv => {
             let mut buf = Vec::new();
             {
-                let mut w = datafusion::arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
+                let mut w = datafusion::arrow::csv::WriterBuilder::new()
+                    .with_header(true)
+                    .build(&mut buf);
                 for b in batches {
                     w.write(b).map_err(|e| e.to_string())?;
                 }
             }
-            String::from_utf8(buf).map(|s| s.trim_end().to_string()).map_err(|e| e.to_string())
+            String::from_utf8(buf)
+                .map(|s| s.trim_end().to_string())
+                .map_err(|e| e.to_string())
         }
     }
 }
@@ -93,7 +103,10 @@ pub fn render_diagnostic(d: &Diagnostic, source: Source<'_>) -> String {
     let gutter = d.span.map(|s| s.start.line.to_string().len()).unwrap_or(1) + 1;
     if let Some(span) = d.span.filter(|s| s.is_known()) {
         let line_no = span.start.line as usize;
-        out.push_str(&format!("\n{:>gutter$} {}:{}:{}", "-->", source.name, span.start.line, span.start.column));
+        out.push_str(&format!(
+            "\n{:>gutter$} {}:{}:{}",
+            "-->", source.name, span.start.line, span.start.column
+        ));
         if let Some(line) = source.text.lines().nth(line_no.saturating_sub(1)) {
             let start = span.start.column.max(1) as usize;
             let line_chars = line.chars().count();
@@ -105,7 +118,12 @@ pub fn render_diagnostic(d: &Diagnostic, source: Source<'_>) -> String {
             let width = end.saturating_sub(start).max(1);
             out.push_str(&format!("\n{:gutter$} |", ""));
             out.push_str(&format!("\n{line_no:>gutter$} | {line}"));
-            out.push_str(&format!("\n{:gutter$} | {}{}", "", " ".repeat(start - 1), "^".repeat(width)));
+            out.push_str(&format!(
+                "\n{:gutter$} | {}{}",
+                "",
+                " ".repeat(start - 1),
+                "^".repeat(width)
+            ));
         }
     }
     for n in &d.notes {

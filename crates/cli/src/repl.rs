@@ -30,10 +30,17 @@ pub async fn run(cli: &Cli) -> u8 {
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }
-    println!("Tributary {} — \\h for help, \\q to quit.", env!("CARGO_PKG_VERSION"));
+    println!(
+        "Tributary {} — \\h for help, \\q to quit.",
+        env!("CARGO_PKG_VERSION")
+    );
     let mut buffer = String::new();
     loop {
-        let prompt = if buffer.is_empty() { "tributary> " } else { "        -> " };
+        let prompt = if buffer.is_empty() {
+            "tributary> "
+        } else {
+            "        -> "
+        };
         match editor.readline(prompt) {
             Ok(line) => {
                 let trimmed = line.trim();
@@ -61,7 +68,13 @@ pub async fn run(cli: &Cli) -> u8 {
                 }
                 let _ = editor.add_history_entry(buffer.as_str());
                 let text = std::mem::take(&mut buffer);
-                let renderer = Renderer::new(cli.format, Source { name: "<repl>", text: &text });
+                let renderer = Renderer::new(
+                    cli.format,
+                    Source {
+                        name: "<repl>",
+                        text: &text,
+                    },
+                );
                 for outcome in session.run_script(&text, Mode::Run).await {
                     match outcome {
                         Ok(r) => {

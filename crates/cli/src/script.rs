@@ -26,7 +26,13 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
         }
     };
     let session = Session::new(store);
-    let renderer = Renderer::new(cli.format, Source { name: &name, text: &text });
+    let renderer = Renderer::new(
+        cli.format,
+        Source {
+            name: &name,
+            text: &text,
+        },
+    );
     let outcomes = session.run_script(&text, mode).await;
     let mut failures = 0usize;
     for outcome in &outcomes {
@@ -49,7 +55,10 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
             0
         }
         Mode::Check => {
-            eprintln!("{name}: {failures} of {} statement(s) invalid", outcomes.len());
+            eprintln!(
+                "{name}: {failures} of {} statement(s) invalid",
+                outcomes.len()
+            );
             1
         }
         Mode::Run if failures == 0 => 0,
@@ -63,12 +72,15 @@ fn read_input(input: &Input) -> Result<(String, String), String> {
     }
     match &input.file {
         Some(p) if p.as_os_str() != "-" => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read '{}': {e}", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read '{}': {e}", p.display()))?;
             Ok((p.display().to_string(), text))
         }
         _ => {
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read standard input: {e}"))?;
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
             Ok(("<stdin>".into(), text))
         }
     }

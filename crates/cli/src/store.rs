@@ -12,13 +12,17 @@ pub fn catalog_path(cli: &Cli) -> Result<PathBuf, String> {
     }
     dirs::data_dir()
         .map(|d| d.join("tributary").join("catalog"))
-        .ok_or_else(|| "cannot find a data directory for the default catalog; pass --catalog PATH".to_string())
+        .ok_or_else(|| {
+            "cannot find a data directory for the default catalog; pass --catalog PATH".to_string()
+        })
 }
 
 /// Open the catalog for writing.
 pub fn open(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
     let path = catalog_path(cli)?;
-    SledStore::open(&path).map(|s| Arc::new(s) as Arc<dyn CatalogStore>).map_err(|e| describe(e))
+    SledStore::open(&path)
+        .map(|s| Arc::new(s) as Arc<dyn CatalogStore>)
+        .map_err(|e| describe(e))
 }
 
 /// Open the catalog under an in-memory overlay (nothing is written). A catalog that does
@@ -35,7 +39,9 @@ pub fn open_overlay(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
 fn describe(e: tributary_catalog::CatalogError) -> String {
     match e {
         tributary_catalog::CatalogError::InUse { .. } => {
-            format!("{e}\n  help: Close the other Tributary process, or pass --catalog with another path.")
+            format!(
+                "{e}\n  help: Close the other Tributary process, or pass --catalog with another path."
+            )
         }
         other => other.to_string(),
     }

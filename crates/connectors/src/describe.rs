@@ -56,9 +56,21 @@ pub struct OptionDoc {
 pub fn option_docs(entry: &RegisteredConnector) -> Vec<OptionDoc> {
     let mut out = Vec::new();
     if let Some(schema) = &entry.profile_schema {
-        out.extend(entry.connector.profile_options().iter().map(|s| doc(Scope::Profile, s, &schema.document)));
+        out.extend(
+            entry
+                .connector
+                .profile_options()
+                .iter()
+                .map(|s| doc(Scope::Profile, s, &schema.document)),
+        );
     }
-    out.extend(entry.connector.table_options().iter().map(|s| doc(Scope::Table, s, &entry.table_schema.document)));
+    out.extend(
+        entry
+            .connector
+            .table_options()
+            .iter()
+            .map(|s| doc(Scope::Table, s, &entry.table_schema.document)),
+    );
     out
 }
 
@@ -81,14 +93,21 @@ fn doc(scope: Scope, spec: &OptionSpec, schema: &Value) -> OptionDoc {
         description: String::new(),
     };
     match spec.target {
-        Target::Selector { values, default, description } => {
+        Target::Selector {
+            values,
+            default,
+            description,
+        } => {
             d.value_type = "string".into();
             d.allowed = values.iter().map(|v| (*v).to_string()).collect();
             d.default = default.map(str::to_string);
             d.required = default.is_none();
             d.description = description.to_string();
         }
-        Target::Prefixed { pointer, description } => {
+        Target::Prefixed {
+            pointer,
+            description,
+        } => {
             d.key = format!("{}<name>", spec.key);
             d.json_name = format!("{}.<name>", json_name(pointer));
             d.value_type = "string".into();
@@ -99,7 +118,9 @@ fn doc(scope: Scope, spec: &OptionSpec, schema: &Value) -> OptionDoc {
             d.json_name = json_name(pointer);
             if let Some(info) = property(schema, pointer) {
                 d.value_type = match spec.kind {
-                    ValueKind::IntervalSeconds | ValueKind::IntervalMillis | ValueKind::IntervalMicros => "interval".into(),
+                    ValueKind::IntervalSeconds
+                    | ValueKind::IntervalMillis
+                    | ValueKind::IntervalMicros => "interval".into(),
                     ValueKind::DataSize => "data size".into(),
                     ValueKind::Field => "column name".into(),
                     ValueKind::Auto => match info.type_name() {
@@ -109,7 +130,11 @@ fn doc(scope: Scope, spec: &OptionSpec, schema: &Value) -> OptionDoc {
                         None => "string".into(),
                     },
                 };
-                d.default = info.default().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+                d.default = info.default().map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                });
                 d.allowed = info.enum_values();
                 d.required = info.required;
                 d.sensitive = info.sensitive;
@@ -134,5 +159,8 @@ fn json_name(pointer: &str) -> String {
 
 /// Every SQL key a connector accepts, for suggestions.
 pub fn all_keys(entry: &RegisteredConnector) -> Vec<String> {
-    option_docs(entry).into_iter().map(|d| d.key.replace("<name>", "")).collect()
+    option_docs(entry)
+        .into_iter()
+        .map(|d| d.key.replace("<name>", ""))
+        .collect()
 }

@@ -4,14 +4,20 @@
 //! It is generic: a connector only declares [`OptionSpec`]s and a schema. Types, enums,
 //! patterns, ranges, required-ness and defaults all come from the schema.
 
-use crate::schema_doc::{PropertyInfo, fill_required_defaults, insert_at, leaf_properties, matching_branch, object_at, property};
+use crate::schema_doc::{
+    PropertyInfo, fill_required_defaults, insert_at, leaf_properties, matching_branch, object_at,
+    property,
+};
 use crate::spec::{OptionSpec, Target, ValueKind};
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use tributary_types::options::{expected, not_allowed, quote_key, quoted_list, to_bool, to_f64, to_i64};
+use tributary_types::options::{
+    expected, not_allowed, quote_key, quoted_list, to_bool, to_f64, to_i64,
+};
 use tributary_types::{
-    Diagnostic, OptionEntry, OptionValue, Span, SqlOption, WithOptions, parse_data_size, parse_interval_micros,
+    Diagnostic, OptionEntry, OptionValue, Span, SqlOption, WithOptions, parse_data_size,
+    parse_interval_micros,
 };
 
 /// A connector's compiled schema: the document, its validator, and one validator per leaf
@@ -29,14 +35,21 @@ pub struct CompiledSchema {
 impl CompiledSchema {
     /// Parse and compile schema text; a failure is a bug in the connector's declaration.
     pub fn compile(text: &str) -> Result<Self, String> {
-        let document: Value = serde_json::from_str(text).map_err(|e| format!("schema is not JSON: {e}"))?;
-        let validator = jsonschema::validator_for(&document).map_err(|e| format!("schema is not a valid JSON Schema: {e}"))?;
+        let document: Value =
+            serde_json::from_str(text).map_err(|e| format!("schema is not JSON: {e}"))?;
+        let validator = jsonschema::validator_for(&document)
+            .map_err(|e| format!("schema is not a valid JSON Schema: {e}"))?;
         let mut properties = BTreeMap::new();
         for (pointer, node) in leaf_properties(&document) {
-            let v = jsonschema::validator_for(node).map_err(|e| format!("property {pointer} is not a valid JSON Schema: {e}"))?;
+            let v = jsonschema::validator_for(node)
+                .map_err(|e| format!("property {pointer} is not a valid JSON Schema: {e}"))?;
             properties.insert(pointer, v);
         }
-        Ok(Self { document, validator, properties })
+        Ok(Self {
+            document,
+            validator,
+            properties,
+        })
     }
 }
 
@@ -78,24 +91,42 @@ pub struct MapRequest<'a> {
 
 /// Map the options of `req.specs` out of `opts` into a validated JSON config. Options the
 /// specs do not know are left in `opts`.
-pub fn map_options(req: MapRequest<'_>, opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> MappedOptions {
-    let mut out = MappedOptions { config: Value::Object(Map::new()), ..Default::default() };
+pub fn map_options(
+    req: MapRequest<'_>,
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> MappedOptions {
+    let mut out = MappedOptions {
+        config: Value::Object(Map::new()),
+        ..Default::default()
+    };
     let errors_before = diags.iter().filter(|d| d.is_error()).count();
 
     // Selectors first: conditions on other options depend on them.
     for spec in req.specs {
-        let Target::Selector { values, default, .. } = spec.target else { continue };
+        let Target::Selector {
+            values, default, ..
+        } = spec.target
+        else {
+            continue;
+        };
         match take_with_aliases(spec, opts, diags) {
             Some(o) => {
                 record(&mut out, &o, false);
                 match &o.value {
-                    OptionValue::String(v) | OptionValue::Identifier(v) if values.contains(&v.as_str()) => {
+                    OptionValue::String(v) | OptionValue::Identifier(v)
+                        if values.contains(&v.as_str()) =>
+                    {
                         out.selectors.insert(spec.key.to_string(), v.clone());
                     }
                     OptionValue::String(v) | OptionValue::Identifier(v) => {
                         diags.push(not_allowed(spec.key, v, values, o.value_span));
                     }
-                    _ => diags.push(expected(&o, "a single-quoted string", &format!("'{}'", values[0]))),
+                    _ => diags.push(expected(
+                        &o,
+                        "a single-quoted string",
+                        &format!("'{}'", values[0]),
+                    )),
                 }
             }
             None => match default {
@@ -112,16 +143,24 @@ pub fn map_options(req: MapRequest<'_>, opts: &mut WithOptions, diags: &mut Vec<
             for o in opts.take_prefixed(spec.key) {
                 let sub = o.key[spec.key.len()..].to_string();
                 // Storage options hold credentials under many names; redact the likely ones.
-                let secret = ["secret", "password", "token", "credential", "key"].iter().any(|w| sub.to_lowercase().contains(w));
+                let secret = ["secret", "password", "token", "credential", "key"]
+                    .iter()
+                    .any(|w| sub.to_lowercase().contains(w));
                 record(&mut out, &o, secret);
                 match &o.value {
-                    OptionValue::String(v) => insert_at(&mut out.config, &format!("{pointer}/{sub}"), Value::String(v.clone())),
+                    OptionValue::String(v) => insert_at(
+                        &mut out.config,
+                        &format!("{pointer}/{sub}"),
+                        Value::String(v.clone()),
+                    ),
                     _ => diags.push(expected(&o, "a single-quoted string", "'text'")),
                 }
             }
             continue;
         }
-        let Target::Pointer(pointer) = spec.target else { continue };
+        let Target::Pointer(pointer) = spec.target else {
+            continue;
+        };
         let Some(info) = property(&req.schema.document, pointer) else {
             diags.push(Diagnostic::error(format!(
                 "internal error: option '{}' of connector '{}' names '{pointer}', which its schema does not define; this is a bug in Tributary",
@@ -134,11 +173,17 @@ pub fn map_options(req: MapRequest<'_>, opts: &mut WithOptions, diags: &mut Vec<
             Some(o) => {
                 record(&mut out, &o, info.sensitive);
                 if !applies {
-                    let cond = spec.when.map(|c| format!("{} is {}", quote_key(c.key), quoted_list(c.values))).unwrap_or_default();
+                    let cond = spec
+                        .when
+                        .map(|c| format!("{} is {}", quote_key(c.key), quoted_list(c.values)))
+                        .unwrap_or_default();
                     diags.push(
-                        Diagnostic::error(format!("option '{}' only applies when {cond}", spec.key))
-                            .with_span(o.key_span)
-                            .with_help("Remove the option, or change the selecting option."),
+                        Diagnostic::error(format!(
+                            "option '{}' only applies when {cond}",
+                            spec.key
+                        ))
+                        .with_span(o.key_span)
+                        .with_help("Remove the option, or change the selecting option."),
                     );
                     continue;
                 }
@@ -152,7 +197,9 @@ pub fn map_options(req: MapRequest<'_>, opts: &mut WithOptions, diags: &mut Vec<
                         if let Some(validator) = req.schema.properties.get(pointer) {
                             let value = out.config.pointer(pointer).cloned().unwrap_or_default();
                             for err in validator.iter_errors(&value) {
-                                if let Some(d) = schema_error(req, &out, pointer, err.kind(), &err.to_string()) {
+                                if let Some(d) =
+                                    schema_error(req, &out, pointer, err.kind(), &err.to_string())
+                                {
                                     diags.push(d);
                                 }
                             }
@@ -182,8 +229,12 @@ pub fn map_options(req: MapRequest<'_>, opts: &mut WithOptions, diags: &mut Vec<
         for err in req.schema.validator.iter_errors(&out.config) {
             let path = err.instance_path().as_str().to_string();
             let found = match err.kind() {
-                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => branch_errors(req, &out, &path),
-                kind => schema_error(req, &out, &path, kind, &err.to_string()).into_iter().collect(),
+                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => {
+                    branch_errors(req, &out, &path)
+                }
+                kind => schema_error(req, &out, &path, kind, &err.to_string())
+                    .into_iter()
+                    .collect(),
             };
             for d in found {
                 if !diags.contains(&d) {
@@ -196,7 +247,11 @@ pub fn map_options(req: MapRequest<'_>, opts: &mut WithOptions, diags: &mut Vec<
 }
 
 fn condition_holds(spec: &OptionSpec, selectors: &BTreeMap<String, String>) -> bool {
-    spec.when.is_none_or(|c| selectors.get(c.key).is_some_and(|v| c.values.contains(&v.as_str())))
+    spec.when.is_none_or(|c| {
+        selectors
+            .get(c.key)
+            .is_some_and(|v| c.values.contains(&v.as_str()))
+    })
 }
 
 fn record(out: &mut MappedOptions, o: &SqlOption, sensitive: bool) {
@@ -205,7 +260,11 @@ fn record(out: &mut MappedOptions, o: &SqlOption, sensitive: bool) {
 }
 
 /// Take the option by its key or a deprecated alias (with a warning).
-fn take_with_aliases(spec: &OptionSpec, opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> Option<SqlOption> {
+fn take_with_aliases(
+    spec: &OptionSpec,
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<SqlOption> {
     if let Some(o) = opts.take(spec.key) {
         return Some(o);
     }
@@ -224,10 +283,17 @@ fn take_with_aliases(spec: &OptionSpec, opts: &mut WithOptions, diags: &mut Vec<
 }
 
 fn missing(req: MapRequest<'_>, spec: &OptionSpec, info: Option<&PropertyInfo<'_>>) -> Diagnostic {
-    let mut d = Diagnostic::error(format!("missing required option '{}' for {} of connector '{}'", spec.key, req.object, req.connector))
-        .with_span(req.missing_span);
+    let mut d = Diagnostic::error(format!(
+        "missing required option '{}' for {} of connector '{}'",
+        spec.key, req.object, req.connector
+    ))
+    .with_span(req.missing_span);
     if let Some(c) = spec.when {
-        d = d.with_note(format!("it is required when {} is {}", quote_key(c.key), quoted_list(c.values)));
+        d = d.with_note(format!(
+            "it is required when {} is {}",
+            quote_key(c.key),
+            quoted_list(c.values)
+        ));
     }
     let example = match spec.target {
         Target::Selector { values, .. } => format!("'{}'", values[0]),
@@ -241,9 +307,16 @@ fn missing(req: MapRequest<'_>, spec: &OptionSpec, info: Option<&PropertyInfo<'_
             .unwrap_or_else(|| "'...'".into()),
     };
     if let Some(i) = info.filter(|i| !i.description().is_empty()) {
-        d = d.with_note(format!("{}: {}", spec.key, i.description().trim_end_matches('.')));
+        d = d.with_note(format!(
+            "{}: {}",
+            spec.key,
+            i.description().trim_end_matches('.')
+        ));
     }
-    d.with_help(format!("Add {} = {example} to the WITH clause.", quote_key(spec.key)))
+    d.with_help(format!(
+        "Add {} = {example} to the WITH clause.",
+        quote_key(spec.key)
+    ))
 }
 
 /// Convert one option's value to JSON following `kind` and the schema's type.
@@ -256,7 +329,10 @@ fn convert(o: &SqlOption, kind: ValueKind, info: &PropertyInfo<'_>) -> Result<Va
         let micros = parse_interval_micros(&text).map_err(|e| {
             Diagnostic::error(format!("invalid interval for option '{}': {e}", o.key))
                 .with_span(o.value_span)
-                .with_help(format!("Write it as {} = INTERVAL '5' SECOND.", quote_key(&o.key)))
+                .with_help(format!(
+                    "Write it as {} = INTERVAL '5' SECOND.",
+                    quote_key(&o.key)
+                ))
         })?;
         Ok(Value::from(micros / divisor))
     };
@@ -289,7 +365,11 @@ fn convert(o: &SqlOption, kind: ValueKind, info: &PropertyInfo<'_>) -> Result<Va
         Some("boolean") => to_bool(o).map(Value::Bool),
         Some("array") => Ok(Value::Array(match &o.value {
             OptionValue::Array(items) => items.iter().map(|i| Value::String(i.as_text())).collect(),
-            OptionValue::String(s) => s.split(',').map(|p| Value::String(p.trim().to_string())).filter(|v| v != "").collect(),
+            OptionValue::String(s) => s
+                .split(',')
+                .map(|p| Value::String(p.trim().to_string()))
+                .filter(|v| v != "")
+                .collect(),
             OptionValue::Identifier(s) => vec![Value::String(s.clone())],
             _ => return Err(expected(o, "an array", "['a', 'b']")),
         })),
@@ -297,9 +377,16 @@ fn convert(o: &SqlOption, kind: ValueKind, info: &PropertyInfo<'_>) -> Result<Va
             OptionValue::String(s) => parse_pairs(s).map_err(|e| {
                 Diagnostic::error(format!("invalid value for option '{}': {e}", o.key))
                     .with_span(o.value_span)
-                    .with_help(format!("Write it as {} = 'key1=value1,key2=value2'.", quote_key(&o.key)))
+                    .with_help(format!(
+                        "Write it as {} = 'key1=value1,key2=value2'.",
+                        quote_key(&o.key)
+                    ))
             }),
-            _ => Err(expected(o, "a string of comma-separated key=value pairs", "'k1=v1,k2=v2'")),
+            _ => Err(expected(
+                o,
+                "a string of comma-separated key=value pairs",
+                "'k1=v1,k2=v2'",
+            )),
         },
         _ => match &o.value {
             OptionValue::String(s) => Ok(Value::String(s.clone())),
@@ -311,7 +398,9 @@ fn convert(o: &SqlOption, kind: ValueKind, info: &PropertyInfo<'_>) -> Result<Va
 fn parse_pairs(s: &str) -> Result<Value, String> {
     let mut map = Map::new();
     for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').ok_or_else(|| format!("'{pair}' is not a key=value pair"))?;
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("'{pair}' is not a key=value pair"))?;
         map.insert(k.trim().to_string(), Value::String(v.trim().to_string()));
     }
     Ok(Value::Object(map))
@@ -321,9 +410,13 @@ fn parse_pairs(s: &str) -> Result<Value, String> {
 /// settings that are missing.
 fn branch_errors(req: MapRequest<'_>, out: &MappedOptions, path: &str) -> Vec<Diagnostic> {
     let instance = out.config.pointer(path).cloned().unwrap_or(Value::Null);
-    let branch = object_at(&req.schema.document, path).and_then(|node| matching_branch(node, &instance));
+    let branch =
+        object_at(&req.schema.document, path).and_then(|node| matching_branch(node, &instance));
     let Some(branch) = branch else {
-        let keys: Vec<String> = instance.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        let keys: Vec<String> = instance
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
         let d = Diagnostic::error(format!(
             "the settings under '{}' of {} of connector '{}' do not form a valid combination",
             path.trim_start_matches('/').replace('/', "."),
@@ -332,20 +425,36 @@ fn branch_errors(req: MapRequest<'_>, out: &MappedOptions, path: &str) -> Vec<Di
         ))
         .with_span(req.missing_span)
         .with_note(format!("given: {}", keys.join(", ")))
-        .with_help(format!("Run DESCRIBE CONNECTOR {} to see which options go together.", req.connector));
+        .with_help(format!(
+            "Run DESCRIBE CONNECTOR {} to see which options go together.",
+            req.connector
+        ));
         return vec![d];
     };
-    let required = branch.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+    let required = branch
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     required
         .iter()
         .filter_map(Value::as_str)
         .filter(|name| instance.get(*name).is_none())
         .map(|name| {
             let pointer = format!("{path}/{name}");
-            match req.specs.iter().find(|s| s.pointer() == Some(pointer.as_str())) {
+            match req
+                .specs
+                .iter()
+                .find(|s| s.pointer() == Some(pointer.as_str()))
+            {
                 Some(spec) => missing(req, spec, property(&req.schema.document, &pointer).as_ref()),
-                None => Diagnostic::error(format!("missing required setting '{}' for {} of connector '{}'", pointer.trim_start_matches('/').replace('/', "."), req.object, req.connector))
-                    .with_span(req.missing_span),
+                None => Diagnostic::error(format!(
+                    "missing required setting '{}' for {} of connector '{}'",
+                    pointer.trim_start_matches('/').replace('/', "."),
+                    req.object,
+                    req.connector
+                ))
+                .with_span(req.missing_span),
             }
         })
         .collect()
@@ -362,8 +471,16 @@ fn schema_error(
     let spec_at = |pointer: &str| req.specs.iter().find(|s| s.pointer() == Some(pointer));
     let info_at = |pointer: &str| property(&req.schema.document, pointer);
     let value_at = |pointer: &str| out.config.pointer(pointer);
-    let key_for = |pointer: &str| spec_at(pointer).map(|s| s.key.to_string()).unwrap_or_else(|| pointer.trim_start_matches('/').replace('/', "."));
-    let span_for = |pointer: &str| spec_at(pointer).map(|s| out.span_of(s.key, req.missing_span)).unwrap_or(req.missing_span);
+    let key_for = |pointer: &str| {
+        spec_at(pointer)
+            .map(|s| s.key.to_string())
+            .unwrap_or_else(|| pointer.trim_start_matches('/').replace('/', "."))
+    };
+    let span_for = |pointer: &str| {
+        spec_at(pointer)
+            .map(|s| out.span_of(s.key, req.missing_span))
+            .unwrap_or(req.missing_span)
+    };
     let sensitive = info_at(path).is_some_and(|i| i.sensitive);
     let shown = |pointer: &str| match value_at(pointer) {
         _ if sensitive => "the given value".to_string(),
@@ -377,46 +494,112 @@ fn schema_error(
             let pointer = format!("{path}/{name}");
             match spec_at(&pointer) {
                 Some(spec) => missing(req, spec, info_at(&pointer).as_ref()),
-                None => Diagnostic::error(format!("missing required setting '{}' for {} of connector '{}'", key_for(&pointer), req.object, req.connector))
-                    .with_span(req.missing_span),
+                None => Diagnostic::error(format!(
+                    "missing required setting '{}' for {} of connector '{}'",
+                    key_for(&pointer),
+                    req.object,
+                    req.connector
+                ))
+                .with_span(req.missing_span),
             }
         }
         ValidationErrorKind::Enum { options } => {
-            let allowed: Vec<String> = options.as_array().map(|a| a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect()).unwrap_or_default();
+            let allowed: Vec<String> = options
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string())
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-            let value = value_at(path).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+            let value = value_at(path)
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .unwrap_or_default();
             not_allowed(&key_for(path), &value, &allowed, span_for(path))
         }
         ValidationErrorKind::Pattern { pattern } => {
-            let mut d = Diagnostic::error(format!("invalid value {} for option '{}'", shown(path), key_for(path)))
-                .with_span(span_for(path))
-                .with_note(format!("the value must match the pattern {pattern}"));
-            if let Some(example) = info_at(path).and_then(|i| i.node.get("examples").and_then(|e| e.get(0)).and_then(Value::as_str).map(str::to_string)) {
+            let mut d = Diagnostic::error(format!(
+                "invalid value {} for option '{}'",
+                shown(path),
+                key_for(path)
+            ))
+            .with_span(span_for(path))
+            .with_note(format!("the value must match the pattern {pattern}"));
+            if let Some(example) = info_at(path).and_then(|i| {
+                i.node
+                    .get("examples")
+                    .and_then(|e| e.get(0))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            }) {
                 d = d.with_help(format!("Use a value such as '{example}'."));
             }
             d
         }
-        ValidationErrorKind::Minimum { limit } | ValidationErrorKind::ExclusiveMinimum { limit } => {
-            let bound = if matches!(kind, ValidationErrorKind::Minimum { .. }) { "at least" } else { "greater than" };
-            Diagnostic::error(format!("option '{}' must be {bound} {limit}, but it is {}", key_for(path), shown(path)))
-                .with_span(span_for(path))
-                .with_help(format!("Use a value {bound} {limit}."))
+        ValidationErrorKind::Minimum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit } => {
+            let bound = if matches!(kind, ValidationErrorKind::Minimum { .. }) {
+                "at least"
+            } else {
+                "greater than"
+            };
+            Diagnostic::error(format!(
+                "option '{}' must be {bound} {limit}, but it is {}",
+                key_for(path),
+                shown(path)
+            ))
+            .with_span(span_for(path))
+            .with_help(format!("Use a value {bound} {limit}."))
         }
-        ValidationErrorKind::Maximum { limit } | ValidationErrorKind::ExclusiveMaximum { limit } => {
-            let bound = if matches!(kind, ValidationErrorKind::Maximum { .. }) { "at most" } else { "less than" };
-            Diagnostic::error(format!("option '{}' must be {bound} {limit}, but it is {}", key_for(path), shown(path)))
-                .with_span(span_for(path))
-                .with_help(format!("Use a value {bound} {limit}."))
+        ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMaximum { limit } => {
+            let bound = if matches!(kind, ValidationErrorKind::Maximum { .. }) {
+                "at most"
+            } else {
+                "less than"
+            };
+            Diagnostic::error(format!(
+                "option '{}' must be {bound} {limit}, but it is {}",
+                key_for(path),
+                shown(path)
+            ))
+            .with_span(span_for(path))
+            .with_help(format!("Use a value {bound} {limit}."))
         }
-        ValidationErrorKind::MinLength { limit } => {
-            Diagnostic::error(format!("option '{}' must have at least {limit} character(s)", key_for(path)))
-                .with_span(span_for(path))
-                .with_help("Give it a non-empty value.")
-        }
-        ValidationErrorKind::Type { .. } => Diagnostic::error(format!("option '{}' has the wrong type: {raw}", key_for(path)))
-            .with_span(span_for(path)),
-        _ => Diagnostic::error(format!("invalid {} settings for connector '{}' at '{}': {raw}", req.object, req.connector, key_for(path)))
-            .with_span(if path.is_empty() { req.missing_span } else { span_for(path) })
-            .with_help(format!("Run DESCRIBE CONNECTOR {} to see the valid options.", req.connector)),
+        ValidationErrorKind::MinLength { limit } => Diagnostic::error(format!(
+            "option '{}' must have at least {limit} character(s)",
+            key_for(path)
+        ))
+        .with_span(span_for(path))
+        .with_help("Give it a non-empty value."),
+        ValidationErrorKind::Type { .. } => Diagnostic::error(format!(
+            "option '{}' has the wrong type: {raw}",
+            key_for(path)
+        ))
+        .with_span(span_for(path)),
+        _ => Diagnostic::error(format!(
+            "invalid {} settings for connector '{}' at '{}': {raw}",
+            req.object,
+            req.connector,
+            key_for(path)
+        ))
+        .with_span(if path.is_empty() {
+            req.missing_span
+        } else {
+            span_for(path)
+        })
+        .with_help(format!(
+            "Run DESCRIBE CONNECTOR {} to see the valid options.",
+            req.connector
+        )),
     })
 }

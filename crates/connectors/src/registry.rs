@@ -42,8 +42,12 @@ impl Registry {
                 // The schemas are compiled into the binary and checked by this crate's tests,
                 // so a failure here is a bug in a connector's declaration, not user input.
                 let compile = |text: &str, what: &str| {
-                    CompiledSchema::compile(text)
-                        .unwrap_or_else(|e| panic!("bug: the {what} schema of connector '{}' is broken: {e}", c.id()))
+                    CompiledSchema::compile(text).unwrap_or_else(|e| {
+                        panic!(
+                            "bug: the {what} schema of connector '{}' is broken: {e}",
+                            c.id()
+                        )
+                    })
                 };
                 RegisteredConnector {
                     connector: *c,
@@ -87,15 +91,25 @@ mod tests {
     fn every_schema_compiles_and_every_key_maps_to_a_property() {
         for entry in registry().iter() {
             let c = entry.connector;
-            let schemas = [(c.profile_options(), entry.profile_schema.as_ref()), (c.table_options(), Some(&entry.table_schema))];
+            let schemas = [
+                (c.profile_options(), entry.profile_schema.as_ref()),
+                (c.table_options(), Some(&entry.table_schema)),
+            ];
             for (specs, schema) in schemas {
                 for spec in specs {
                     let pointer = match spec.target {
                         Target::Pointer(p) | Target::Prefixed { pointer: p, .. } => p,
                         Target::Selector { .. } => continue,
                     };
-                    let schema = schema.unwrap_or_else(|| panic!("{}: option '{}' without a schema", c.id(), spec.key));
-                    assert!(property(&schema.document, pointer).is_some(), "{}: '{}' -> {pointer} is not in the schema", c.id(), spec.key);
+                    let schema = schema.unwrap_or_else(|| {
+                        panic!("{}: option '{}' without a schema", c.id(), spec.key)
+                    });
+                    assert!(
+                        property(&schema.document, pointer).is_some(),
+                        "{}: '{}' -> {pointer} is not in the schema",
+                        c.id(),
+                        spec.key
+                    );
                 }
             }
         }

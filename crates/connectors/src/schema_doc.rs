@@ -30,7 +30,15 @@ impl<'a> PropertyInfo<'a> {
         self.node
             .get("enum")
             .and_then(Value::as_array)
-            .map(|a| a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -41,7 +49,10 @@ impl<'a> PropertyInfo<'a> {
 
     /// The `description`.
     pub fn description(&self) -> &'a str {
-        self.node.get("description").and_then(Value::as_str).unwrap_or("")
+        self.node
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
 
     /// Whether `{{ VAR }}` references are allowed (`format: var-str`).
@@ -71,9 +82,15 @@ pub fn property<'a>(schema: &'a Value, pointer: &str) -> Option<PropertyInfo<'a>
 fn find_in_object<'a>(node: &'a Value, name: &str) -> Option<PropertyInfo<'a>> {
     if let Some(p) = node.get("properties").and_then(|p| p.get(name)) {
         let listed = |key: &str| {
-            node.get(key).and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v.as_str() == Some(name)))
+            node.get(key)
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(name)))
         };
-        return Some(PropertyInfo { node: p, required: listed("required"), sensitive: listed("sensitive") });
+        return Some(PropertyInfo {
+            node: p,
+            required: listed("required"),
+            sensitive: listed("sensitive"),
+        });
     }
     for key in ["oneOf", "anyOf", "allOf"] {
         if let Some(branches) = node.get(key).and_then(Value::as_array) {
@@ -106,7 +123,12 @@ fn collect_leaves<'a>(node: &'a Value, prefix: &str, out: &mut Vec<(String, &'a 
         }
     }
     for key in ["oneOf", "anyOf", "allOf"] {
-        for branch in node.get(key).and_then(Value::as_array).into_iter().flatten() {
+        for branch in node
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             collect_leaves(branch, prefix, out);
         }
     }
@@ -115,17 +137,26 @@ fn collect_leaves<'a>(node: &'a Value, prefix: &str, out: &mut Vec<(String, &'a 
 /// Whether a property's schema holds further declared properties (an object of settings
 /// rather than a value).
 pub fn is_container(node: &Value) -> bool {
-    node.get("properties").is_some() || ["oneOf", "anyOf", "allOf"].iter().any(|k| node.get(*k).is_some())
+    node.get("properties").is_some()
+        || ["oneOf", "anyOf", "allOf"]
+            .iter()
+            .any(|k| node.get(*k).is_some())
 }
 
 /// The branch of a `oneOf` at `node` that declares every key of `instance`.
 pub fn matching_branch<'a>(node: &'a Value, instance: &Value) -> Option<&'a Value> {
     let keys: Vec<&String> = instance.as_object()?.keys().collect();
-    let branches = node.get("oneOf").or_else(|| node.get("anyOf"))?.as_array()?;
+    let branches = node
+        .get("oneOf")
+        .or_else(|| node.get("anyOf"))?
+        .as_array()?;
     branches.iter().find(|b| {
         let props = b.get("properties").and_then(Value::as_object);
-        keys.iter().all(|k| props.is_some_and(|p| p.contains_key(k.as_str())))
-            && (!keys.is_empty() || props.is_none_or(|p| p.is_empty()) || b.get("required").is_none())
+        keys.iter()
+            .all(|k| props.is_some_and(|p| p.contains_key(k.as_str())))
+            && (!keys.is_empty()
+                || props.is_none_or(|p| p.is_empty())
+                || b.get("required").is_none())
     })
 }
 
@@ -144,8 +175,14 @@ pub fn fill_required_defaults(node: &Value, instance: &mut Value) {
         Some(branch) if node.get("properties").is_none() => branch,
         _ => node,
     };
-    let Some(props) = node.get("properties").and_then(Value::as_object) else { return };
-    let required: Vec<&str> = node.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let Value::Object(map) = instance else { return };
     for (name, child) in props {
         if !map.contains_key(name)
@@ -175,7 +212,9 @@ pub fn insert_at(root: &mut Value, pointer: &str, value: Value) {
             map.insert((*part).to_string(), value);
             return;
         }
-        node = map.entry((*part).to_string()).or_insert_with(|| Value::Object(Default::default()));
+        node = map
+            .entry((*part).to_string())
+            .or_insert_with(|| Value::Object(Default::default()));
     }
 }
 

@@ -73,7 +73,13 @@ pub struct OptionSpec {
 impl OptionSpec {
     /// An option stored at `pointer`, read by the schema's type.
     pub const fn at(key: &'static str, pointer: &'static str) -> Self {
-        Self { key, target: Target::Pointer(pointer), when: None, kind: ValueKind::Auto, deprecated_aliases: &[] }
+        Self {
+            key,
+            target: Target::Pointer(pointer),
+            when: None,
+            kind: ValueKind::Auto,
+            deprecated_aliases: &[],
+        }
     }
 
     /// A selector with allowed `values` and an optional default.
@@ -83,13 +89,36 @@ impl OptionSpec {
         default: Option<&'static str>,
         description: &'static str,
     ) -> Self {
-        Self { key, target: Target::Selector { values, default, description }, when: None, kind: ValueKind::Auto, deprecated_aliases: &[] }
+        Self {
+            key,
+            target: Target::Selector {
+                values,
+                default,
+                description,
+            },
+            when: None,
+            kind: ValueKind::Auto,
+            deprecated_aliases: &[],
+        }
     }
 
     /// Every option starting with `prefix` (for example `storage.`) into the object at
     /// `pointer`.
-    pub const fn prefixed(prefix: &'static str, pointer: &'static str, description: &'static str) -> Self {
-        Self { key: prefix, target: Target::Prefixed { pointer, description }, when: None, kind: ValueKind::Auto, deprecated_aliases: &[] }
+    pub const fn prefixed(
+        prefix: &'static str,
+        pointer: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            key: prefix,
+            target: Target::Prefixed {
+                pointer,
+                description,
+            },
+            when: None,
+            kind: ValueKind::Auto,
+            deprecated_aliases: &[],
+        }
     }
 
     /// Apply only when selector `key` is one of `values`.

@@ -26,16 +26,33 @@ fn s(v: &str) -> OptionValue {
     OptionValue::String(v.into())
 }
 
-fn map(connector: &str, profile: bool, pairs: &[(&str, OptionValue)]) -> (serde_json::Value, Vec<Diagnostic>, WithOptions) {
+fn map(
+    connector: &str,
+    profile: bool,
+    pairs: &[(&str, OptionValue)],
+) -> (serde_json::Value, Vec<Diagnostic>, WithOptions) {
     let entry = registry().get(connector).unwrap();
     let (specs, schema) = if profile {
-        (entry.connector.profile_options(), entry.profile_schema.as_ref().unwrap())
+        (
+            entry.connector.profile_options(),
+            entry.profile_schema.as_ref().unwrap(),
+        )
     } else {
         (entry.connector.table_options(), &entry.table_schema)
     };
     let mut o = opts(pairs);
     let mut diags = vec![];
-    let req = MapRequest { connector, object: if profile { "connection profile" } else { "table" }, specs, schema, missing_span: Span::default() };
+    let req = MapRequest {
+        connector,
+        object: if profile {
+            "connection profile"
+        } else {
+            "table"
+        },
+        specs,
+        schema,
+        missing_span: Span::default(),
+    };
     let mapped = map_options(req, &mut o, &mut diags);
     (mapped.config, diags, o)
 }
@@ -46,9 +63,16 @@ fn messages(d: &[Diagnostic]) -> Vec<&str> {
 
 #[test]
 fn kafka_source_gets_default_offset() {
-    let (config, diags, rest) = map("kafka", false, &[("topic", s("orders")), ("type", s("source"))]);
+    let (config, diags, rest) = map(
+        "kafka",
+        false,
+        &[("topic", s("orders")), ("type", s("source"))],
+    );
     assert!(diags.is_empty(), "{diags:?}");
-    assert_eq!(config, json!({"topic": "orders", "type": {"offset": "latest"}}));
+    assert_eq!(
+        config,
+        json!({"topic": "orders", "type": {"offset": "latest"}})
+    );
     assert!(rest.remaining().is_empty());
 }
 
@@ -57,37 +81,87 @@ fn kafka_sink_options_and_client_configs() {
     let (config, diags, _) = map(
         "kafka",
         false,
-        &[("topic", s("out")), ("type", s("sink")), ("sink.commit_mode", s("exactly_once")), ("client_configs", s("linger.ms=5, acks=all"))],
+        &[
+            ("topic", s("out")),
+            ("type", s("sink")),
+            ("sink.commit_mode", s("exactly_once")),
+            ("client_configs", s("linger.ms=5, acks=all")),
+        ],
     );
     assert!(diags.is_empty(), "{diags:?}");
-    assert_eq!(config, json!({"topic": "out", "type": {"commit_mode": "exactly_once"}, "client_configs": {"linger.ms": "5", "acks": "all"}}));
+    assert_eq!(
+        config,
+        json!({"topic": "out", "type": {"commit_mode": "exactly_once"}, "client_configs": {"linger.ms": "5", "acks": "all"}})
+    );
 }
 
 #[test]
 fn enum_errors_list_values_and_suggest() {
-    let (_, diags, _) = map("kafka", false, &[("topic", s("t")), ("type", s("source")), ("source.offset", s("earliet"))]);
-    assert_eq!(messages(&diags), ["invalid value 'earliet' for option 'source.offset'"]);
-    assert_eq!(diags[0].notes, ["allowed values are 'latest', 'earliest', 'group'"]);
+    let (_, diags, _) = map(
+        "kafka",
+        false,
+        &[
+            ("topic", s("t")),
+            ("type", s("source")),
+            ("source.offset", s("earliet")),
+        ],
+    );
+    assert_eq!(
+        messages(&diags),
+        ["invalid value 'earliet' for option 'source.offset'"]
+    );
+    assert_eq!(
+        diags[0].notes,
+        ["allowed values are 'latest', 'earliest', 'group'"]
+    );
     assert_eq!(diags[0].help.as_deref(), Some("Did you mean 'earliest'?"));
     assert_eq!(diags[0].span.unwrap().start, Location::new(3, 10));
 }
 
 #[test]
 fn options_of_the_other_variant_are_rejected() {
-    let (_, diags, _) = map("kafka", false, &[("topic", s("t")), ("type", s("source")), ("sink.commit_mode", s("exactly_once"))]);
-    assert_eq!(messages(&diags), ["option 'sink.commit_mode' only applies when type is 'sink'"]);
+    let (_, diags, _) = map(
+        "kafka",
+        false,
+        &[
+            ("topic", s("t")),
+            ("type", s("source")),
+            ("sink.commit_mode", s("exactly_once")),
+        ],
+    );
+    assert_eq!(
+        messages(&diags),
+        ["option 'sink.commit_mode' only applies when type is 'sink'"]
+    );
 }
 
 #[test]
 fn missing_required_options() {
     let (_, diags, _) = map("kafka", false, &[]);
-    assert_eq!(messages(&diags), ["missing required option 'type' for table of connector 'kafka'", "missing required option 'topic' for table of connector 'kafka'"]);
-    assert_eq!(diags[1].help.as_deref(), Some("Add topic = 'orders' to the WITH clause."));
+    assert_eq!(
+        messages(&diags),
+        [
+            "missing required option 'type' for table of connector 'kafka'",
+            "missing required option 'topic' for table of connector 'kafka'"
+        ]
+    );
+    assert_eq!(
+        diags[1].help.as_deref(),
+        Some("Add topic = 'orders' to the WITH clause.")
+    );
 }
 
 #[test]
 fn sasl_requires_credentials_and_patterns_are_checked() {
-    let (_, diags, _) = map("kafka", true, &[("bootstrap_servers", s("localhost:9092")), ("auth.type", s("sasl")), ("auth.protocol", s("SASL_SSL"))]);
+    let (_, diags, _) = map(
+        "kafka",
+        true,
+        &[
+            ("bootstrap_servers", s("localhost:9092")),
+            ("auth.type", s("sasl")),
+            ("auth.protocol", s("SASL_SSL")),
+        ],
+    );
     assert_eq!(
         messages(&diags),
         [
@@ -96,10 +170,19 @@ fn sasl_requires_credentials_and_patterns_are_checked() {
             "missing required option 'auth.password' for connection profile of connector 'kafka'",
         ]
     );
-    assert_eq!(diags[0].notes[0], "it is required when 'auth.type' is 'sasl'");
+    assert_eq!(
+        diags[0].notes[0],
+        "it is required when 'auth.type' is 'sasl'"
+    );
     let (_, diags, _) = map("kafka", true, &[("bootstrap_servers", s("localhost"))]);
-    assert_eq!(messages(&diags), ["invalid value 'localhost' for option 'bootstrap_servers'"]);
-    assert_eq!(diags[0].help.as_deref(), Some("Use a value such as 'broker-1:9092,broker-2:9092'."));
+    assert_eq!(
+        messages(&diags),
+        ["invalid value 'localhost' for option 'bootstrap_servers'"]
+    );
+    assert_eq!(
+        diags[0].help.as_deref(),
+        Some("Use a value such as 'broker-1:9092,broker-2:9092'.")
+    );
 }
 
 #[test]
@@ -117,17 +200,33 @@ fn sasl_profile_maps_into_authentication() {
         ],
     );
     assert!(diags.is_empty(), "{diags:?}");
-    assert_eq!(config["authentication"], json!({"protocol": "SASL_SSL", "mechanism": "PLAIN", "username": "svc", "password": "{{ KAFKA_PASSWORD }}"}));
+    assert_eq!(
+        config["authentication"],
+        json!({"protocol": "SASL_SSL", "mechanism": "PLAIN", "username": "svc", "password": "{{ KAFKA_PASSWORD }}"})
+    );
     let (config, _, _) = map("kafka", true, &[("bootstrap_servers", s("b1:9092"))]);
-    assert_eq!(config, json!({"bootstrapServers": "b1:9092", "authentication": {}}));
+    assert_eq!(
+        config,
+        json!({"bootstrapServers": "b1:9092", "authentication": {}})
+    );
 }
 
 #[test]
 fn wrong_types_and_ranges() {
     let (_, diags, _) = map("impulse", false, &[("event_rate", s("fast"))]);
-    assert_eq!(messages(&diags), ["expected option 'event_rate' to be a number, but it is a string"]);
-    let (_, diags, _) = map("impulse", false, &[("event_rate", OptionValue::Number("-1".into()))]);
-    assert_eq!(messages(&diags), ["option 'event_rate' must be at least 0, but it is -1.0"]);
+    assert_eq!(
+        messages(&diags),
+        ["expected option 'event_rate' to be a number, but it is a string"]
+    );
+    let (_, diags, _) = map(
+        "impulse",
+        false,
+        &[("event_rate", OptionValue::Number("-1".into()))],
+    );
+    assert_eq!(
+        messages(&diags),
+        ["option 'event_rate' must be at least 0, but it is -1.0"]
+    );
 }
 
 #[test]
@@ -139,14 +238,29 @@ fn filesystem_sink_intervals_sizes_and_storage() {
             ("type", s("sink")),
             ("path", s("s3://bucket/out")),
             ("storage.aws_region", s("us-east-1")),
-            ("rolling_policy.interval", OptionValue::Interval("INTERVAL '5' MINUTE".into())),
+            (
+                "rolling_policy.interval",
+                OptionValue::Interval("INTERVAL '5' MINUTE".into()),
+            ),
             ("rolling_policy.file_size", s("128mb")),
-            ("partitioning.fields", OptionValue::Array(vec![OptionValue::Identifier("a".into())])),
+            (
+                "partitioning.fields",
+                OptionValue::Array(vec![OptionValue::Identifier("a".into())]),
+            ),
             ("multipart.target_part_size", s("1mb")),
         ],
     );
-    assert_eq!(messages(&diags), ["option 'multipart.target_part_size' must be at least 5242880, but it is 1048576"]);
-    assert_eq!(config["table_type"]["rolling_policy"], json!({"interval_seconds": 300, "file_size_bytes": 134217728}));
-    assert_eq!(config["table_type"]["storage_options"], json!({"aws_region": "us-east-1"}));
+    assert_eq!(
+        messages(&diags),
+        ["option 'multipart.target_part_size' must be at least 5242880, but it is 1048576"]
+    );
+    assert_eq!(
+        config["table_type"]["rolling_policy"],
+        json!({"interval_seconds": 300, "file_size_bytes": 134217728})
+    );
+    assert_eq!(
+        config["table_type"]["storage_options"],
+        json!({"aws_region": "us-east-1"})
+    );
     assert_eq!(config["table_type"]["partitioning"]["fields"], json!(["a"]));
 }

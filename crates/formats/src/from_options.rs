@@ -3,8 +3,9 @@
 use crate::registry::{FORMATS, format_spec};
 use tributary_types::options::{not_allowed, quoted_list, to_bool, to_u64};
 use tributary_types::{
-    BadData, DecimalEncoding, Diagnostic, Format, Framing, JsonCompression, JsonFormat, ParquetCompression,
-    ParquetFormat, Span, TimestampFormat, WithOptions, closest, parse_data_size,
+    BadData, DecimalEncoding, Diagnostic, Format, Framing, JsonCompression, JsonFormat,
+    ParquetCompression, ParquetFormat, Span, TimestampFormat, WithOptions, closest,
+    parse_data_size,
 };
 
 /// The format-related settings pulled from a WITH clause.
@@ -59,14 +60,20 @@ pub fn format_from_options(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) 
         Ok(None) => {
             if let Some((_, span)) = max_length {
                 diags.push(
-                    Diagnostic::error("option 'framing.newline.max_length' requires framing = 'newline'")
-                        .with_span(span)
-                        .with_help("Add framing = 'newline', or remove the option."),
+                    Diagnostic::error(
+                        "option 'framing.newline.max_length' requires framing = 'newline'",
+                    )
+                    .with_span(span)
+                    .with_help("Add framing = 'newline', or remove the option."),
                 );
             }
         }
         Ok(Some((v, span))) => match v.as_str() {
-            "newline" => out.framing = Some(Framing::Newline { max_line_length: max_length.map(|(n, _)| n) }),
+            "newline" => {
+                out.framing = Some(Framing::Newline {
+                    max_line_length: max_length.map(|(n, _)| n),
+                })
+            }
             _ => diags.push(not_allowed("framing", &v, &["newline"], span)),
         },
     }
@@ -104,7 +111,12 @@ fn parse_format(
         return None;
     }
     match name {
-        "json" | "debezium_json" => Some(Format::Json(json_format(name == "debezium_json", opts, diags, compression_span))),
+        "json" | "debezium_json" => Some(Format::Json(json_format(
+            name == "debezium_json",
+            opts,
+            diags,
+            compression_span,
+        ))),
         "parquet" => Some(Format::Parquet(parquet_format(opts, diags))),
         "raw_string" => Some(Format::RawString {}),
         "raw_bytes" => Some(Format::RawBytes {}),
@@ -112,11 +124,24 @@ fn parse_format(
     }
 }
 
-fn json_format(debezium: bool, opts: &mut WithOptions, diags: &mut Vec<Diagnostic>, compression_span: &mut Option<Span>) -> JsonFormat {
+fn json_format(
+    debezium: bool,
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+    compression_span: &mut Option<Span>,
+) -> JsonFormat {
     let mut f = JsonFormat {
         debezium,
-        timestamp_format: if debezium { TimestampFormat::UnixMillis } else { TimestampFormat::Rfc3339 },
-        decimal_encoding: if debezium { DecimalEncoding::Bytes } else { DecimalEncoding::Number },
+        timestamp_format: if debezium {
+            TimestampFormat::UnixMillis
+        } else {
+            TimestampFormat::Rfc3339
+        },
+        decimal_encoding: if debezium {
+            DecimalEncoding::Bytes
+        } else {
+            DecimalEncoding::Number
+        },
         ..Default::default()
     };
     let mut flag = |key: &str, diags: &mut Vec<Diagnostic>| -> Option<(bool, Span)> {
@@ -142,10 +167,24 @@ fn json_format(debezium: bool, opts: &mut WithOptions, diags: &mut Vec<Diagnosti
                 .with_help("A message either carries the registry header or an embedded schema; choose one."),
         );
     }
-    if let Some((v, _)) = take_enum(opts, "json.timestamp_format", &["rfc3339", "unix_millis"], diags) {
-        f.timestamp_format = if v == "unix_millis" { TimestampFormat::UnixMillis } else { TimestampFormat::Rfc3339 };
+    if let Some((v, _)) = take_enum(
+        opts,
+        "json.timestamp_format",
+        &["rfc3339", "unix_millis"],
+        diags,
+    ) {
+        f.timestamp_format = if v == "unix_millis" {
+            TimestampFormat::UnixMillis
+        } else {
+            TimestampFormat::Rfc3339
+        };
     }
-    if let Some((v, _)) = take_enum(opts, "json.decimal_encoding", &["number", "string", "bytes"], diags) {
+    if let Some((v, _)) = take_enum(
+        opts,
+        "json.decimal_encoding",
+        &["number", "string", "bytes"],
+        diags,
+    ) {
         f.decimal_encoding = match v.as_str() {
             "string" => DecimalEncoding::String,
             "bytes" => DecimalEncoding::Bytes,
@@ -184,8 +223,13 @@ fn parquet_format(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> Parque
     }
     if let Some(o) = opts.take("parquet.row_group_size") {
         let parsed = match &o.value {
-            tributary_types::OptionValue::Number(s) | tributary_types::OptionValue::String(s) => parse_data_size(s),
-            _ => Err(format!("expected a data size such as '128mb', but it is {}", o.value_kind())),
+            tributary_types::OptionValue::Number(s) | tributary_types::OptionValue::String(s) => {
+                parse_data_size(s)
+            }
+            _ => Err(format!(
+                "expected a data size such as '128mb', but it is {}",
+                o.value_kind()
+            )),
         };
         match parsed {
             Ok(0) => diags.push(
@@ -195,9 +239,11 @@ fn parquet_format(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> Parque
             ),
             Ok(n) => f.row_group_bytes = Some(n),
             Err(e) => diags.push(
-                Diagnostic::error(format!("invalid value for option 'parquet.row_group_size': {e}"))
-                    .with_span(o.value_span)
-                    .with_help("Use a size such as '128mb'."),
+                Diagnostic::error(format!(
+                    "invalid value for option 'parquet.row_group_size': {e}"
+                ))
+                .with_span(o.value_span)
+                .with_help("Use a size such as '128mb'."),
             ),
         }
     }
@@ -205,7 +251,12 @@ fn parquet_format(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> Parque
 }
 
 /// Take a string option whose value must be one of `allowed` (case-insensitively).
-fn take_enum(opts: &mut WithOptions, key: &str, allowed: &[&str], diags: &mut Vec<Diagnostic>) -> Option<(String, Span)> {
+fn take_enum(
+    opts: &mut WithOptions,
+    key: &str,
+    allowed: &[&str],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(String, Span)> {
     match opts.take_string(key) {
         Err(d) => {
             diags.push(d);
@@ -215,7 +266,11 @@ fn take_enum(opts: &mut WithOptions, key: &str, allowed: &[&str], diags: &mut Ve
         Ok(Some((v, span))) => {
             let norm = v.to_ascii_lowercase();
             // Arroyo spells this one 'UnixMillis' too.
-            let norm = if norm == "unixmillis" { "unix_millis".to_string() } else { norm };
+            let norm = if norm == "unixmillis" {
+                "unix_millis".to_string()
+            } else {
+                norm
+            };
             if allowed.contains(&norm.as_str()) {
                 Some((norm, span))
             } else {
@@ -236,7 +291,12 @@ mod tests {
         WithOptions::new(
             pairs
                 .iter()
-                .map(|(k, v)| SqlOption { key: k.to_string(), key_span: span, value: v.clone(), value_span: span })
+                .map(|(k, v)| SqlOption {
+                    key: k.to_string(),
+                    key_span: span,
+                    value: v.clone(),
+                    value_span: span,
+                })
                 .collect(),
         )
         .0
@@ -248,11 +308,17 @@ mod tests {
 
     #[test]
     fn debezium_defaults_and_json_options() {
-        let mut o = opts(&[("format", s("debezium_json")), ("json.decimal_encoding", s("string")), ("bad_data", s("drop"))]);
+        let mut o = opts(&[
+            ("format", s("debezium_json")),
+            ("json.decimal_encoding", s("string")),
+            ("bad_data", s("drop")),
+        ]);
         let mut d = vec![];
         let f = format_from_options(&mut o, &mut d);
         assert!(d.is_empty(), "{d:?}");
-        let Some(Format::Json(j)) = f.format else { panic!("not json") };
+        let Some(Format::Json(j)) = f.format else {
+            panic!("not json")
+        };
         assert!(j.debezium);
         assert_eq!(j.timestamp_format, TimestampFormat::UnixMillis);
         assert_eq!(j.decimal_encoding, DecimalEncoding::String);
@@ -265,21 +331,31 @@ mod tests {
         let mut o = opts(&[
             ("format", s("jsn")),
             ("bad_data", s("skip")),
-            ("framing.newline.max_length", OptionValue::Number("10".into())),
+            (
+                "framing.newline.max_length",
+                OptionValue::Number("10".into()),
+            ),
         ]);
         let mut d = vec![];
         format_from_options(&mut o, &mut d);
         let msgs: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(
             msgs,
-            ["unknown format 'jsn'", "invalid value 'skip' for option 'bad_data'", "option 'framing.newline.max_length' requires framing = 'newline'"]
+            [
+                "unknown format 'jsn'",
+                "invalid value 'skip' for option 'bad_data'",
+                "option 'framing.newline.max_length' requires framing = 'newline'"
+            ]
         );
         assert_eq!(d[0].help.as_deref(), Some("Did you mean 'json'?"));
     }
 
     #[test]
     fn options_of_other_formats_stay_unconsumed() {
-        let mut o = opts(&[("format", s("raw_string")), ("json.unstructured", OptionValue::Bool(true))]);
+        let mut o = opts(&[
+            ("format", s("raw_string")),
+            ("json.unstructured", OptionValue::Bool(true)),
+        ]);
         let mut d = vec![];
         let f = format_from_options(&mut o, &mut d);
         assert_eq!(f.format, Some(Format::RawString {}));
@@ -291,6 +367,9 @@ mod tests {
         let mut o = opts(&[("format", s("parquet")), ("parquet.row_group_size", s("0"))]);
         let mut d = vec![];
         format_from_options(&mut o, &mut d);
-        assert_eq!(d[0].message, "option 'parquet.row_group_size' must be greater than 0");
+        assert_eq!(
+            d[0].message,
+            "option 'parquet.row_group_size' must be greater than 0"
+        );
     }
 }

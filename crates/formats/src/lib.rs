@@ -5,11 +5,13 @@
 //! with the formats issue; the option registry here is already their single source of truth
 //! for `DESCRIBE CONNECTOR` and did-you-mean suggestions.
 
-mod registry;
 mod from_options;
+mod registry;
 
 pub use from_options::{FormatOptions, format_from_options};
-pub use registry::{FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, format_spec, all_format_keys};
+pub use registry::{
+    FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, all_format_keys, format_spec,
+};
 
 #[doc(no_inline)]
 pub use tributary_types::{BadData, Format, Framing};

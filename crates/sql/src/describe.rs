@@ -10,9 +10,18 @@ use tributary_types::{ConnectionProfile, ConnectionTable, FieldType, REDACTED};
 
 /// A batch of text columns.
 pub fn text_batch(columns: &[&str], rows: Vec<Vec<String>>) -> RecordBatch {
-    let schema = Arc::new(Schema::new(columns.iter().map(|c| Field::new(*c, DataType::Utf8, false)).collect::<Vec<_>>()));
+    let schema = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|c| Field::new(*c, DataType::Utf8, false))
+            .collect::<Vec<_>>(),
+    ));
     let arrays: Vec<ArrayRef> = (0..columns.len())
-        .map(|i| Arc::new(StringArray::from(rows.iter().map(|r| r[i].clone()).collect::<Vec<_>>())) as ArrayRef)
+        .map(|i| {
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r[i].clone()).collect::<Vec<_>>(),
+            )) as ArrayRef
+        })
         .collect();
     // The schema and arrays are built together above, so they always agree.
     RecordBatch::try_new(schema.clone(), arrays).unwrap_or_else(|_| RecordBatch::new_empty(schema))
@@ -27,18 +36,37 @@ pub fn show_tables(store: &dyn CatalogStore, tables: &[ConnectionTable]) -> Reco
     let rows = tables
         .iter()
         .map(|t| {
-            let profile = t.profile.as_ref().and_then(|id| store.profile(id).ok().flatten()).map(|p| p.name).unwrap_or_default();
+            let profile = t
+                .profile
+                .as_ref()
+                .and_then(|id| store.profile(id).ok().flatten())
+                .map(|p| p.name)
+                .unwrap_or_default();
             vec![
                 t.name.clone(),
                 t.connector.clone(),
                 t.connection_type.to_string(),
                 profile,
-                t.schema.format.as_ref().map(|f| f.sql_name().to_string()).unwrap_or_default(),
+                t.schema
+                    .format
+                    .as_ref()
+                    .map(|f| f.sql_name().to_string())
+                    .unwrap_or_default(),
                 t.description.clone(),
             ]
         })
         .collect();
-    text_batch(&["name", "connector", "type", "profile", "format", "description"], rows)
+    text_batch(
+        &[
+            "name",
+            "connector",
+            "type",
+            "profile",
+            "format",
+            "description",
+        ],
+        rows,
+    )
 }
 
 /// `SHOW CONNECTION PROFILES`.
@@ -47,7 +75,13 @@ pub fn show_profiles(store: &dyn CatalogStore, profiles: &[ConnectionProfile]) -
         .iter()
         .map(|p| {
             let used = store.dependents(&p.id).map(|d| d.len()).unwrap_or(0);
-            vec![p.name.clone(), p.id.to_string(), p.connector.clone(), p.description.clone(), used.to_string()]
+            vec![
+                p.name.clone(),
+                p.id.to_string(),
+                p.connector.clone(),
+                p.description.clone(),
+                used.to_string(),
+            ]
         })
         .collect();
     text_batch(&["name", "id", "connector", "description", "tables"], rows)
@@ -72,7 +106,19 @@ pub fn show_connectors() -> RecordBatch {
             ]
         })
         .collect();
-    text_batch(&["id", "name", "source", "sink", "lookup", "profile", "testing", "description"], rows)
+    text_batch(
+        &[
+            "id",
+            "name",
+            "source",
+            "sink",
+            "lookup",
+            "profile",
+            "testing",
+            "description",
+        ],
+        rows,
+    )
 }
 
 /// `DESCRIBE CONNECTOR x`: every option, then the metadata keys.
@@ -113,7 +159,20 @@ pub fn describe_connector(entry: &tributary_connectors::RegisteredConnector) -> 
             m.description.into(),
         ]);
     }
-    text_batch(&["scope", "option", "json_name", "type", "default", "allowed", "required", "sensitive", "description"], rows)
+    text_batch(
+        &[
+            "scope",
+            "option",
+            "json_name",
+            "type",
+            "default",
+            "allowed",
+            "required",
+            "sensitive",
+            "description",
+        ],
+        rows,
+    )
 }
 
 /// `DESCRIBE table`: one row per column.
@@ -130,16 +189,35 @@ pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
             None => String::new(),
         };
         watermark_note(t, &f.name, &mut extra);
-        rows.push((next, column_row(&f.name, &f.field_type, !f.required, t.schema.primary_keys.contains(&f.name), extra)));
+        rows.push((
+            next,
+            column_row(
+                &f.name,
+                &f.field_type,
+                !f.required,
+                t.schema.primary_keys.contains(&f.name),
+                extra,
+            ),
+        ));
         next += 1;
     }
     for v in &t.virtual_columns {
-        let mut extra = format!("GENERATED ALWAYS AS ({}){}", v.expression, if v.stored { " STORED" } else { "" });
+        let mut extra = format!(
+            "GENERATED ALWAYS AS ({}){}",
+            v.expression,
+            if v.stored { " STORED" } else { "" }
+        );
         watermark_note(t, &v.name, &mut extra);
-        rows.push((v.position, column_row(&v.name, &v.field_type, !v.required, false, extra)));
+        rows.push((
+            v.position,
+            column_row(&v.name, &v.field_type, !v.required, false, extra),
+        ));
     }
     rows.sort_by_key(|(p, _)| *p);
-    text_batch(&["column", "type", "nullable", "primary_key", "extra"], rows.into_iter().map(|(_, r)| r).collect())
+    text_batch(
+        &["column", "type", "nullable", "primary_key", "extra"],
+        rows.into_iter().map(|(_, r)| r).collect(),
+    )
 }
 
 fn watermark_note(t: &ConnectionTable, column: &str, extra: &mut String) {
@@ -150,7 +228,11 @@ fn watermark_note(t: &ConnectionTable, column: &str, extra: &mut String) {
             Some(e) => format!("WATERMARK AS {e}"),
             None => "WATERMARK".into(),
         };
-        *extra = if extra.is_empty() { note } else { format!("{extra}; {note}") };
+        *extra = if extra.is_empty() {
+            note
+        } else {
+            format!("{extra}; {note}")
+        };
     }
 }
 
@@ -160,12 +242,13 @@ fn column_row(name: &str, ty: &FieldType, nullable: bool, pk: bool, extra: Strin
 
 /// `DESCRIBE CONNECTION PROFILE p`: its properties and options, secrets redacted.
 pub fn describe_profile(store: &dyn CatalogStore, p: &ConnectionProfile) -> RecordBatch {
-    let used: Vec<String> = store
+    let mut used: Vec<String> = store
         .dependents(&p.id)
         .unwrap_or_default()
         .iter()
         .filter_map(|id| store.table(id).ok().flatten().map(|t| t.name))
         .collect();
+    used.sort();
     let mut rows = vec![
         vec!["name".into(), p.name.clone()],
         vec!["id".into(), p.id.to_string()],
@@ -174,7 +257,11 @@ pub fn describe_profile(store: &dyn CatalogStore, p: &ConnectionProfile) -> Reco
         vec!["used by".into(), used.join(", ")],
     ];
     for o in &p.options {
-        let value = if o.sensitive { REDACTED.to_string() } else { o.value.as_text() };
+        let value = if o.sensitive {
+            REDACTED.to_string()
+        } else {
+            o.value.as_text()
+        };
         rows.push(vec![format!("option {}", o.key), value]);
     }
     text_batch(&["property", "value"], rows)

@@ -16,14 +16,21 @@ pub fn datafusion_message(e: &DataFusionError) -> String {
             }
             inner.to_string()
         }
-        DataFusionError::Plan(s) | DataFusionError::Execution(s) | DataFusionError::NotImplemented(s) | DataFusionError::Configuration(s) => {
-            s.clone()
-        }
+        DataFusionError::Plan(s)
+        | DataFusionError::Execution(s)
+        | DataFusionError::NotImplemented(s)
+        | DataFusionError::Configuration(s) => s.clone(),
         DataFusionError::SchemaError(s, _) => s.to_string(),
         other => other.to_string(),
     };
     let mut text = inner;
-    for prefix in ["Error during planning: ", "Schema error: ", "This feature is not implemented: ", "Execution error: ", "SQL error: "] {
+    for prefix in [
+        "Error during planning: ",
+        "Schema error: ",
+        "This feature is not implemented: ",
+        "Execution error: ",
+        "SQL error: ",
+    ] {
         if let Some(rest) = text.strip_prefix(prefix) {
             text = rest.to_string();
         }
@@ -35,7 +42,9 @@ pub fn datafusion_message(e: &DataFusionError) -> String {
 fn lowercase_first(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
-        Some(f) if c.clone().next().is_none_or(|n| !n.is_uppercase()) => f.to_lowercase().collect::<String>() + c.as_str(),
+        Some(f) if c.clone().next().is_none_or(|n| !n.is_uppercase()) => {
+            f.to_lowercase().collect::<String>() + c.as_str()
+        }
         Some(f) => f.to_string() + c.as_str(),
         None => String::new(),
     }
@@ -48,14 +57,18 @@ pub fn datafusion_diagnostic(e: &DataFusionError, statement: Span) -> Diagnostic
     if let Some(d) = find_ours(e) {
         return d.clone().or_span(statement);
     }
-    let span = df_span(e).map(|s| s.offset_by(statement.start)).unwrap_or(statement);
+    let span = df_span(e)
+        .map(|s| s.offset_by(statement.start))
+        .unwrap_or(statement);
     Diagnostic::error(datafusion_message(e)).with_span(span)
 }
 
 fn find_ours(e: &DataFusionError) -> Option<&Diagnostic> {
     match e {
         DataFusionError::External(inner) => inner.downcast_ref::<Diagnostic>(),
-        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => find_ours(inner),
+        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
+            find_ours(inner)
+        }
         DataFusionError::Shared(inner) => find_ours(inner),
         _ => None,
     }

@@ -25,8 +25,12 @@ mod types;
 mod windows;
 
 pub use ddl::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
-pub use provider::{ConnectionTableProvider, SessionShared, TributaryCatalogProvider, TributarySchemaProvider};
-pub use session::{Mode, Output, Session, StatementError, StatementResult, register, session_config};
+pub use provider::{
+    ConnectionTableProvider, SessionShared, TributaryCatalogProvider, TributarySchemaProvider,
+};
+pub use session::{
+    Mode, Output, Session, StatementError, StatementResult, register, session_config,
+};
 pub use windows::{window_functions, window_type};
 
 /// The DataFusion catalog name Tributary registers.

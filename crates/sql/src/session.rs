@@ -91,7 +91,10 @@ pub fn session_config() -> SessionConfig {
 /// unqualified table names resolve to Tributary's tables.
 pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<SessionShared> {
     let shared = SessionShared::new(store);
-    ctx.register_catalog(crate::CATALOG_NAME, Arc::new(TributaryCatalogProvider::new(shared.clone())));
+    ctx.register_catalog(
+        crate::CATALOG_NAME,
+        Arc::new(TributaryCatalogProvider::new(shared.clone())),
+    );
     for f in crate::windows::window_functions() {
         ctx.register_udf(f);
     }
@@ -106,7 +109,10 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("session_id", &self.ctx.session_id()).field("store", &self.shared.store).finish()
+        f.debug_struct("Session")
+            .field("session_id", &self.ctx.session_id())
+            .field("store", &self.shared.store)
+            .finish()
     }
 }
 
@@ -150,7 +156,10 @@ impl Session {
         let mut out = Vec::new();
         for parsed in parse_script(sql) {
             let outcome = match parsed {
-                Err(f) => Err(StatementError { span: f.span, diagnostics: vec![f.diagnostic] }),
+                Err(f) => Err(StatementError {
+                    span: f.span,
+                    diagnostics: vec![f.diagnostic],
+                }),
                 Ok(stmt) => self.run_statement(&stmt, mode).await,
             };
             let failed = outcome.is_err();
@@ -165,36 +174,73 @@ impl Session {
     async fn run_statement(&self, stmt: &ParsedStatement, mode: Mode) -> Outcome {
         let span = stmt.span;
         let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
-        let done = |tag: &str, warnings: Vec<Diagnostic>| StatementResult { span, output: Output::Done(tag.into()), warnings };
-        let rows = |batch: RecordBatch| StatementResult { span, output: Output::Rows { schema: batch.schema(), batches: vec![batch] }, warnings: vec![] };
+        let done = |tag: &str, warnings: Vec<Diagnostic>| StatementResult {
+            span,
+            output: Output::Done(tag.into()),
+            warnings,
+        };
+        let rows = |batch: RecordBatch| StatementResult {
+            span,
+            output: Output::Rows {
+                schema: batch.schema(),
+                batches: vec![batch],
+            },
+            warnings: vec![],
+        };
         let store = self.shared.store.as_ref();
         let state = self.ctx.state();
         match &stmt.statement {
-            Statement::CreateProfile { name, if_not_exists, options, with_span } => {
+            Statement::CreateProfile {
+                name,
+                if_not_exists,
+                options,
+                with_span,
+            } => {
                 if *if_not_exists && matches!(store.profile_by_name(&name.value), Ok(Some(_))) {
-                    return Ok(done("CREATE CONNECTION PROFILE", vec![skipped("connection profile", name)]));
+                    return Ok(done(
+                        "CREATE CONNECTION PROFILE",
+                        vec![skipped("connection profile", name)],
+                    ));
                 }
-                let (profile, warnings) = build_profile(name, options.clone(), *with_span, None).map_err(fail)?;
-                self.apply(vec![Change::PutProfile(profile)], name.span).map_err(fail)?;
+                let (profile, warnings) =
+                    build_profile(name, options.clone(), *with_span, None).map_err(fail)?;
+                self.apply(vec![Change::PutProfile(profile)], name.span)
+                    .map_err(fail)?;
                 Ok(done("CREATE CONNECTION PROFILE", warnings))
             }
-            Statement::AlterProfile { name, options, with_span } => {
-                let (changes, warnings) = alter_profile(store, name, options.clone(), *with_span).map_err(fail)?;
+            Statement::AlterProfile {
+                name,
+                options,
+                with_span,
+            } => {
+                let (changes, warnings) =
+                    alter_profile(store, name, options.clone(), *with_span).map_err(fail)?;
                 self.apply(changes, name.span).map_err(fail)?;
                 Ok(done("ALTER CONNECTION PROFILE", warnings))
             }
-            Statement::DropProfile { name, if_exists, behavior } => {
+            Statement::DropProfile {
+                name,
+                if_exists,
+                behavior,
+            } => {
                 let changes = drop_profile(store, name, *if_exists, *behavior).map_err(fail)?;
-                let warnings = if changes.is_empty() { vec![skipped_missing("connection profile", name)] } else { vec![] };
+                let warnings = if changes.is_empty() {
+                    vec![skipped_missing("connection profile", name)]
+                } else {
+                    vec![]
+                };
                 self.apply(changes, name.span).map_err(fail)?;
                 Ok(done("DROP CONNECTION PROFILE", warnings))
             }
             Statement::CreateTable(create) => {
-                if create.if_not_exists && matches!(store.table_by_name(&create.name.value), Ok(Some(_))) {
+                if create.if_not_exists
+                    && matches!(store.table_by_name(&create.name.value), Ok(Some(_)))
+                {
                     return Ok(done("CREATE TABLE", vec![skipped("table", &create.name)]));
                 }
                 let (table, warnings) = build_table(store, &state, create).map_err(fail)?;
-                self.apply(vec![Change::PutTable(table)], create.name.span).map_err(fail)?;
+                self.apply(vec![Change::PutTable(table)], create.name.span)
+                    .map_err(fail)?;
                 Ok(done("CREATE TABLE", warnings))
             }
             Statement::DropTable { names, if_exists } => {
@@ -216,24 +262,36 @@ impl Session {
                 Ok(done("DROP TABLE", warnings))
             }
             Statement::ShowTables => {
-                let tables = store.tables().map_err(|e| fail(vec![catalog_diagnostic(e, span)]))?;
+                let tables = store
+                    .tables()
+                    .map_err(|e| fail(vec![catalog_diagnostic(e, span)]))?;
                 Ok(rows(describe::show_tables(store, &tables)))
             }
             Statement::ShowProfiles => {
-                let profiles = store.profiles().map_err(|e| fail(vec![catalog_diagnostic(e, span)]))?;
+                let profiles = store
+                    .profiles()
+                    .map_err(|e| fail(vec![catalog_diagnostic(e, span)]))?;
                 Ok(rows(describe::show_profiles(store, &profiles)))
             }
             Statement::ShowConnectors => Ok(rows(describe::show_connectors())),
             Statement::ShowCreateTable(n) => {
                 let t = self.lookup_table(n).map_err(fail)?;
-                let profile = t.profile.as_ref().and_then(|id| store.profile(id).ok().flatten()).map(|p| p.name);
-                Ok(rows(describe::create_statement(t.to_create_sql(profile.as_deref()))))
+                let profile = t
+                    .profile
+                    .as_ref()
+                    .and_then(|id| store.profile(id).ok().flatten())
+                    .map(|p| p.name);
+                Ok(rows(describe::create_statement(
+                    t.to_create_sql(profile.as_deref()),
+                )))
             }
             Statement::ShowCreateProfile(n) => {
                 let p = crate::ddl::lookup_profile(store, n).map_err(fail)?;
                 Ok(rows(describe::create_statement(p.to_create_sql())))
             }
-            Statement::DescribeTable(n) => Ok(rows(describe::describe_table(&self.lookup_table(n).map_err(fail)?))),
+            Statement::DescribeTable(n) => Ok(rows(describe::describe_table(
+                &self.lookup_table(n).map_err(fail)?,
+            ))),
             Statement::DescribeProfile(n) => {
                 let p = crate::ddl::lookup_profile(store, n).map_err(fail)?;
                 Ok(rows(describe::describe_profile(store, &p)))
@@ -242,10 +300,13 @@ impl Session {
                 Some(e) => Ok(rows(describe::describe_connector(e))),
                 None => {
                     let ids: Vec<&str> = registry().ids().collect();
-                    let d = Diagnostic::error(format!("unknown connector '{}'", n.value)).with_span(n.span);
+                    let d = Diagnostic::error(format!("unknown connector '{}'", n.value))
+                        .with_span(n.span);
                     let d = match closest(&n.value, ids.iter().copied()) {
                         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
-                        None => d.with_help(format!("Available connectors are {}.", quoted_list(&ids))),
+                        None => {
+                            d.with_help(format!("Available connectors are {}.", quoted_list(&ids)))
+                        }
                     };
                     Err(fail(vec![d]))
                 }
@@ -253,7 +314,9 @@ impl Session {
             Statement::TestProfile(_) | Statement::TestTable { .. } => Err(fail(vec![
                 Diagnostic::error("connection tests are not supported yet")
                     .with_span(span)
-                    .with_note("TEST CONNECTION PROFILE and TEST TABLE arrive with connection testing")
+                    .with_note(
+                        "TEST CONNECTION PROFILE and TEST TABLE arrive with connection testing",
+                    )
                     .with_help("Validate the definitions with tributary check meanwhile."),
             ])),
             Statement::Query => self.run_query(stmt, &state, mode).await,
@@ -263,43 +326,105 @@ impl Session {
     async fn run_query(&self, stmt: &ParsedStatement, state: &SessionState, mode: Mode) -> Outcome {
         let span = stmt.span;
         let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
-        let target = insert_target(&stmt.text, self.shared.store.as_ref(), state, span).await.map_err(fail)?;
-        let _guard = target.as_ref().and_then(|t| t.inferred.as_ref().map(|f| self.set_inferred(&t.table.name, f.clone())));
-        let plan = state.create_logical_plan(&stmt.text).await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+        let target = insert_target(&stmt.text, self.shared.store.as_ref(), state, span)
+            .await
+            .map_err(fail)?;
+        let _guard = target.as_ref().and_then(|t| {
+            t.inferred
+                .as_ref()
+                .map(|f| self.set_inferred(&t.table.name, f.clone()))
+        });
+        let plan = state
+            .create_logical_plan(&stmt.text)
+            .await
+            .map_err(|e| fail(vec![self.query_diagnostic(&e, span)]))?;
         let problems = check_plan(&plan, span);
         if !problems.is_empty() {
             return Err(fail(problems));
         }
         let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
         if mode == Mode::Check && !is_explain {
-            state.create_physical_plan(&plan).await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
-            return Ok(StatementResult { span, output: Output::Done("PLANNED".into()), warnings: vec![] });
+            state
+                .create_physical_plan(&plan)
+                .await
+                .map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+            return Ok(StatementResult {
+                span,
+                output: Output::Done("PLANNED".into()),
+                warnings: vec![],
+            });
         }
-        let df = self.ctx.execute_logical_plan(plan).await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+        let df = self
+            .ctx
+            .execute_logical_plan(plan)
+            .await
+            .map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let batches = df.collect().await.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
-        if let Some(InsertTarget { table, inferred: Some(fields), .. }) = target {
+        let batches = df
+            .collect()
+            .await
+            .map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))?;
+        if let Some(InsertTarget {
+            table,
+            inferred: Some(fields),
+            ..
+        }) = target.filter(|_| !is_explain)
+        {
             // The first INSERT into a sink without columns fixes its schema.
             let mut updated = table.clone();
             updated.schema.fields = fields;
             updated.updated_at = tributary_catalog::now_micros();
-            self.apply(vec![Change::PutTable(updated)], span).map_err(fail)?;
+            self.apply(vec![Change::PutTable(updated)], span)
+                .map_err(fail)?;
         }
-        Ok(StatementResult { span, output: Output::Rows { schema, batches }, warnings: vec![] })
+        Ok(StatementResult {
+            span,
+            output: Output::Rows { schema, batches },
+            warnings: vec![],
+        })
     }
 
-    fn set_inferred(&self, table: &str, fields: Vec<tributary_types::SourceField>) -> InferredGuard {
+    /// A planning error; DataFusion's "table not found" becomes Tributary's wording with a
+    /// suggestion.
+    fn query_diagnostic(&self, e: &datafusion::error::DataFusionError, span: Span) -> Diagnostic {
+        let d = datafusion_diagnostic(e, span);
+        let qualified = format!("{}.{}.", crate::CATALOG_NAME, crate::SCHEMA_NAME);
+        if let Some(rest) = d.message.strip_prefix("table '")
+            && let Some(name) = rest.strip_suffix("' not found")
+        {
+            let name = name.strip_prefix(&qualified).unwrap_or(name);
+            let mut nf = self.table_not_found(&Name {
+                value: name.to_string(),
+                span: d.span.unwrap_or(span),
+            });
+            nf.span = d.span.or(Some(span));
+            return nf;
+        }
+        d
+    }
+
+    fn set_inferred(
+        &self,
+        table: &str,
+        fields: Vec<tributary_types::SourceField>,
+    ) -> InferredGuard {
         if let Ok(mut m) = self.shared.inferred.lock() {
             m.insert(table.to_lowercase(), fields);
         }
-        InferredGuard { shared: self.shared.clone(), table: table.to_lowercase() }
+        InferredGuard {
+            shared: self.shared.clone(),
+            table: table.to_lowercase(),
+        }
     }
 
     fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {
         if changes.is_empty() {
             return Ok(());
         }
-        self.shared.store.apply(changes).map_err(|e| vec![catalog_diagnostic(e, span)])
+        self.shared
+            .store
+            .apply(changes)
+            .map_err(|e| vec![catalog_diagnostic(e, span)])
     }
 
     fn lookup_table(&self, n: &Name) -> Result<tributary_types::ConnectionTable, Vec<Diagnostic>> {
@@ -335,9 +460,11 @@ impl Drop for InferredGuard {
 }
 
 fn skipped(kind: &str, name: &Name) -> Diagnostic {
-    Diagnostic::warning(format!("{kind} '{}' already exists, skipping", name.value)).with_span(name.span)
+    Diagnostic::warning(format!("{kind} '{}' already exists, skipping", name.value))
+        .with_span(name.span)
 }
 
 fn skipped_missing(kind: &str, name: &Name) -> Diagnostic {
-    Diagnostic::warning(format!("{kind} '{}' does not exist, skipping", name.value)).with_span(name.span)
+    Diagnostic::warning(format!("{kind} '{}' does not exist, skipping", name.value))
+        .with_span(name.span)
 }

@@ -18,9 +18,18 @@ pub(crate) struct InsertTarget {
 }
 
 /// Inspect `sql` (an INSERT, or EXPLAIN of one) for a sink whose schema is inferred.
-pub(crate) async fn insert_target(sql: &str, store: &dyn CatalogStore, state: &SessionState, span: Span) -> Result<Option<InsertTarget>, Vec<Diagnostic>> {
-    let Ok(mut statements) = DFParser::parse_sql_with_dialect(sql, &crate::parser::DIALECT) else { return Ok(None) };
-    let Some(statement) = statements.pop_front() else { return Ok(None) };
+pub(crate) async fn insert_target(
+    sql: &str,
+    store: &dyn CatalogStore,
+    state: &SessionState,
+    span: Span,
+) -> Result<Option<InsertTarget>, Vec<Diagnostic>> {
+    let Ok(mut statements) = DFParser::parse_sql_with_dialect(sql, &crate::parser::DIALECT) else {
+        return Ok(None);
+    };
+    let Some(statement) = statements.pop_front() else {
+        return Ok(None);
+    };
     let insert = match statement {
         DFStatement::Statement(s) => *s,
         DFStatement::Explain(e) => match *e.statement {
@@ -29,15 +38,33 @@ pub(crate) async fn insert_target(sql: &str, store: &dyn CatalogStore, state: &S
         },
         _ => return Ok(None),
     };
-    let SqlStatement::Insert(insert) = insert else { return Ok(None) };
-    let TableObject::TableName(name) = &insert.table else { return Ok(None) };
-    let table_name = name.0.last().and_then(|p| p.as_ident()).map(crate::parser::normalize_ident).unwrap_or_default();
-    let Ok(Some(table)) = store.table_by_name(&table_name) else { return Ok(None) };
-    let inferred_sink = table.connection_type == ConnectionType::Sink && table.schema.inferred == Some(true);
-    let Some(source) = insert.source.as_ref().filter(|_| inferred_sink) else {
-        return Ok(Some(InsertTarget { table, inferred: None }));
+    let SqlStatement::Insert(insert) = insert else {
+        return Ok(None);
     };
-    let plan = state.create_logical_plan(&source.to_string()).await.map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+    let TableObject::TableName(name) = &insert.table else {
+        return Ok(None);
+    };
+    let table_name = name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(crate::parser::normalize_ident)
+        .unwrap_or_default();
+    let Ok(Some(table)) = store.table_by_name(&table_name) else {
+        return Ok(None);
+    };
+    let inferred_sink =
+        table.connection_type == ConnectionType::Sink && table.schema.inferred == Some(true);
+    let Some(source) = insert.source.as_ref().filter(|_| inferred_sink) else {
+        return Ok(Some(InsertTarget {
+            table,
+            inferred: None,
+        }));
+    };
+    let plan = state
+        .create_logical_plan(&source.to_string())
+        .await
+        .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
     let mut fields = Vec::new();
     for f in plan.schema().fields() {
         match SourceField::from_arrow(f) {
@@ -52,19 +79,39 @@ pub(crate) async fn insert_target(sql: &str, store: &dyn CatalogStore, state: &S
         }
     }
     if table.awaits_inferred_schema() {
-        return Ok(Some(InsertTarget { table, inferred: Some(fields) }));
+        return Ok(Some(InsertTarget {
+            table,
+            inferred: Some(fields),
+        }));
     }
-    let shape = |fs: &[SourceField]| fs.iter().map(|f| format!("{} {}", f.name, f.field_type)).collect::<Vec<_>>().join(", ");
+    let shape = |fs: &[SourceField]| {
+        fs.iter()
+            .map(|f| format!("{} {}", f.name, f.field_type))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let same = fields.len() == table.schema.fields.len()
-        && fields.iter().zip(&table.schema.fields).all(|(a, b)| a.name == b.name && a.field_type == b.field_type);
+        && fields
+            .iter()
+            .zip(&table.schema.fields)
+            .all(|(a, b)| a.name == b.name && a.field_type == b.field_type);
     if !same {
         return Err(vec![
-            Diagnostic::error(format!("all inserts into table '{}' must share the same schema", table.name))
-                .with_span(span)
-                .with_note(format!("the table's schema, from its first INSERT, is ({})", shape(&table.schema.fields)))
-                .with_note(format!("this query produces ({})", shape(&fields)))
-                .with_help("Select the same column names and types, using aliases and CASTs."),
+            Diagnostic::error(format!(
+                "all inserts into table '{}' must share the same schema",
+                table.name
+            ))
+            .with_span(span)
+            .with_note(format!(
+                "the table's schema, from its first INSERT, is ({})",
+                shape(&table.schema.fields)
+            ))
+            .with_note(format!("this query produces ({})", shape(&fields)))
+            .with_help("Select the same column names and types, using aliases and CASTs."),
         ]);
     }
-    Ok(Some(InsertTarget { table, inferred: None }))
+    Ok(Some(InsertTarget {
+        table,
+        inferred: None,
+    }))
 }

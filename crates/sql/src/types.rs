@@ -17,17 +17,27 @@ pub fn field_type(column: &str, dt: &DataType, span: Span) -> Result<FieldType, 
         D::Boolean | D::Bool => FieldType::Bool,
         D::Int(_) | D::Integer(_) | D::Int4(_) | D::Int32 => FieldType::Int32,
         D::BigInt(_) | D::Int8(_) | D::Int64 => FieldType::Int64,
-        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) | D::UInt32 => FieldType::Uint32,
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) | D::UInt32 => {
+            FieldType::Uint32
+        }
         D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt | D::UInt64 => FieldType::Uint64,
         D::Float(ExactNumberInfo::None) | D::Real | D::Float4 | D::Float32 => FieldType::Float32,
         D::Float(ExactNumberInfo::Precision(p)) if *p <= 24 => FieldType::Float32,
-        D::Float(_) | D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => FieldType::Float64,
-        D::Char(_) | D::Character(_) | D::Varchar(_) | D::CharVarying(_) | D::CharacterVarying(_) | D::Text | D::String(_) => {
-            FieldType::String
+        D::Float(_) | D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => {
+            FieldType::Float64
         }
+        D::Char(_)
+        | D::Character(_)
+        | D::Varchar(_)
+        | D::CharVarying(_)
+        | D::CharacterVarying(_)
+        | D::Text
+        | D::String(_) => FieldType::String,
         D::Bytea | D::Binary(_) | D::Varbinary(_) | D::Blob(_) | D::Bytes(_) => FieldType::Bytes,
         D::JSON | D::JSONB => FieldType::Json,
-        D::Timestamp(p, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) | D::Datetime(p) | D::TimestampNtz(p) => {
+        D::Timestamp(p, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone)
+        | D::Datetime(p)
+        | D::TimestampNtz(p) => {
             let unit = match p {
                 None => TimeUnit::Nanosecond,
                 Some(p) => TimeUnit::from_precision(*p).ok_or_else(|| {
@@ -38,7 +48,9 @@ pub fn field_type(column: &str, dt: &DataType, span: Span) -> Result<FieldType, 
             };
             FieldType::Timestamp { unit }
         }
-        D::Timestamp(_, _) => return Err(unusable("TIMESTAMP (without time zone; values are UTC)")),
+        D::Timestamp(_, _) => {
+            return Err(unusable("TIMESTAMP (without time zone; values are UTC)"));
+        }
         D::Numeric(info) | D::Decimal(info) | D::Dec(info) => {
             let (precision, scale) = match info {
                 ExactNumberInfo::None => (38, 10),
@@ -46,34 +58,62 @@ pub fn field_type(column: &str, dt: &DataType, span: Span) -> Result<FieldType, 
                 ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
             };
             if precision == 0 || precision > 38 || scale < 0 || scale as u64 > precision {
-                return Err(Diagnostic::error(format!("column '{column}' has an invalid DECIMAL({precision}, {scale})"))
-                    .with_span(span)
-                    .with_help("Precision must be 1 to 38 and scale 0 to the precision."));
+                return Err(Diagnostic::error(format!(
+                    "column '{column}' has an invalid DECIMAL({precision}, {scale})"
+                ))
+                .with_span(span)
+                .with_help("Precision must be 1 to 38 and scale 0 to the precision."));
             }
-            FieldType::Decimal128 { precision: precision as u8, scale: scale as i8 }
+            FieldType::Decimal128 {
+                precision: precision as u8,
+                scale: scale as i8,
+            }
         }
-        D::Array(ArrayElemTypeDef::SquareBracket(inner, _) | ArrayElemTypeDef::AngleBracket(inner) | ArrayElemTypeDef::Parenthesis(inner)) => {
-            FieldType::List { items: Box::new(SourceField::new("item", field_type(column, inner, span)?)) }
-        }
+        D::Array(
+            ArrayElemTypeDef::SquareBracket(inner, _)
+            | ArrayElemTypeDef::AngleBracket(inner)
+            | ArrayElemTypeDef::Parenthesis(inner),
+        ) => FieldType::List {
+            items: Box::new(SourceField::new("item", field_type(column, inner, span)?)),
+        },
         D::Struct(fields, _) => {
             let mut out = Vec::with_capacity(fields.len());
             for f in fields {
                 let Some(name) = &f.field_name else {
-                    return Err(Diagnostic::error(format!("column '{column}' has a STRUCT field without a name"))
-                        .with_span(span)
-                        .with_help("Name every field: STRUCT<a INT, b TEXT>."));
+                    return Err(Diagnostic::error(format!(
+                        "column '{column}' has a STRUCT field without a name"
+                    ))
+                    .with_span(span)
+                    .with_help("Name every field: STRUCT<a INT, b TEXT>."));
                 };
-                let name = if name.quote_style.is_some() { name.value.clone() } else { name.value.to_lowercase() };
-                out.push(SourceField::new(name.clone(), field_type(&format!("{column}.{name}"), &f.field_type, span)?));
+                let name = if name.quote_style.is_some() {
+                    name.value.clone()
+                } else {
+                    name.value.to_lowercase()
+                };
+                out.push(SourceField::new(
+                    name.clone(),
+                    field_type(&format!("{column}.{name}"), &f.field_type, span)?,
+                ));
             }
             FieldType::Struct { fields: out }
         }
         D::TinyInt(_) | D::SmallInt(_) | D::Int2(_) | D::Int16 => return Err(unusable("INT")),
-        D::TinyIntUnsigned(_) | D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::UTinyInt | D::USmallInt | D::UInt8 | D::UInt16 => {
+        D::TinyIntUnsigned(_)
+        | D::SmallIntUnsigned(_)
+        | D::Int2Unsigned(_)
+        | D::UTinyInt
+        | D::USmallInt
+        | D::UInt8
+        | D::UInt16 => {
             return Err(unusable("INT UNSIGNED"));
         }
         D::Date | D::Date32 | D::Time(_, _) => return Err(unusable("TIMESTAMP")),
-        D::Interval { .. } => return Err(unusable("BIGINT (a duration in milliseconds or microseconds)")),
+        D::Interval { .. } => {
+            return Err(unusable(
+                "BIGINT (a duration in milliseconds or microseconds)",
+            ));
+        }
         D::Map(_, _) => return Err(unusable("JSON")),
         D::Uuid => return Err(unusable("TEXT")),
         other => {

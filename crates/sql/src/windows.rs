@@ -5,7 +5,10 @@
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature, Volatility};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
+};
 
 /// The three window kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,7 +47,10 @@ struct WindowFunction {
 /// The type every window function returns.
 pub fn window_type() -> DataType {
     let ts = DataType::Timestamp(TimeUnit::Nanosecond, None);
-    DataType::Struct(Fields::from(vec![Field::new("start", ts.clone(), false), Field::new("end", ts, false)]))
+    DataType::Struct(Fields::from(vec![
+        Field::new("start", ts.clone(), false),
+        Field::new("end", ts, false),
+    ]))
 }
 
 impl ScalarUDFImpl for WindowFunction {
@@ -61,7 +67,11 @@ impl ScalarUDFImpl for WindowFunction {
         let usage = format!(
             "{name}({list}) or {name}(time_column, {list})",
             name = self.kind.name(),
-            list = intervals.iter().map(|i| format!("{i} INTERVAL")).collect::<Vec<_>>().join(", ")
+            list = intervals
+                .iter()
+                .map(|i| format!("{i} INTERVAL"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let rest = if args.len() == intervals.len() + 1 {
             if !matches!(args[0], DataType::Timestamp(_, _)) {
@@ -75,11 +85,19 @@ impl ScalarUDFImpl for WindowFunction {
         } else if args.len() == intervals.len() {
             args
         } else {
-            return Err(DataFusionError::Plan(format!("{} takes {} or {} arguments; use {usage}", self.kind.name(), intervals.len(), intervals.len() + 1)));
+            return Err(DataFusionError::Plan(format!(
+                "{} takes {} or {} arguments; use {usage}",
+                self.kind.name(),
+                intervals.len(),
+                intervals.len() + 1
+            )));
         };
         for (name, ty) in intervals.iter().zip(rest) {
             if !matches!(ty, DataType::Interval(_) | DataType::Duration(_)) {
-                return Err(DataFusionError::Plan(format!("the {name} of {} must be an INTERVAL, but it is {ty}; use {usage}", self.kind.name())));
+                return Err(DataFusionError::Plan(format!(
+                    "the {name} of {} must be an INTERVAL, but it is {ty}; use {usage}",
+                    self.kind.name()
+                )));
             }
         }
         Ok(window_type())
@@ -98,8 +116,8 @@ pub fn window_functions() -> Vec<ScalarUDF> {
     [Kind::Tumble, Kind::Hop, Kind::Session]
         .into_iter()
         .map(|kind| {
-            let n = kind.intervals().len();
-            let signature = Signature::one_of(vec![TypeSignature::Any(n), TypeSignature::Any(n + 1)], Volatility::Immutable);
+            // Any arity: `return_type` checks it with a message that shows both forms.
+            let signature = Signature::new(TypeSignature::VariadicAny, Volatility::Immutable);
             ScalarUDF::from(WindowFunction { kind, signature })
         })
         .collect()

@@ -8,10 +8,11 @@
 use async_trait::async_trait;
 use datafusion::arrow::array::Array;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::prelude::SessionContext;
 use sqllogictest::{DBOutput, DefaultColumnType};
 use std::sync::Arc;
 use tributary_catalog::SledStore;
-use tributary_sql::{Output, Session, StatementError};
+use tributary_sql::{Output, Session, StatementError, session_config};
 
 /// One test file's database.
 #[derive(Debug)]
@@ -35,9 +36,38 @@ impl TributaryDb {
     /// A database over a new, empty catalog in a temporary directory.
     pub fn new() -> Result<Self, EngineError> {
         let dir = tempfile::tempdir().map_err(|e| EngineError::Engine(e.to_string()))?;
-        let store = SledStore::open(dir.path().join("catalog")).map_err(|e| EngineError::Engine(e.to_string()))?;
-        Ok(Self { session: Session::new(Arc::new(store)), _dir: dir })
+        let store = SledStore::open(dir.path().join("catalog"))
+            .map_err(|e| EngineError::Engine(e.to_string()))?;
+        // A fixed partition count keeps plans the same on machines with more cores.
+        let ctx = SessionContext::new_with_config(session_config().with_target_partitions(2));
+        Ok(Self {
+            session: Session::with_context(ctx, Arc::new(store)),
+            _dir: dir,
+        })
     }
+}
+
+/// A row whose cells span several lines (plans, CREATE statements) becomes one row of the
+/// first lines followed by one single-cell row per further line, so expected results stay
+/// readable.
+fn split_multiline(cells: Vec<String>) -> Vec<Vec<String>> {
+    if !cells.iter().any(|c| c.contains('\n')) {
+        return vec![cells];
+    }
+    let first: Vec<String> = cells
+        .iter()
+        .map(|c| c.lines().next().unwrap_or_default().to_string())
+        .collect();
+    let mut out = vec![first];
+    for c in &cells {
+        out.extend(
+            c.lines()
+                .skip(1)
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| vec![l.to_string()]),
+        );
+    }
+    out
 }
 
 #[async_trait]
@@ -47,11 +77,17 @@ impl sqllogictest::AsyncDB for TributaryDb {
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
         let mut results = self.session.execute(sql).await?;
-        let Some(last) = results.pop() else { return Ok(DBOutput::StatementComplete(0)) };
+        let Some(last) = results.pop() else {
+            return Ok(DBOutput::StatementComplete(0));
+        };
         match last.output {
             Output::Done(_) => Ok(DBOutput::StatementComplete(0)),
             Output::Rows { schema, batches } => {
-                let types = schema.fields().iter().map(|_| DefaultColumnType::Text).collect();
+                let types = schema
+                    .fields()
+                    .iter()
+                    .map(|_| DefaultColumnType::Text)
+                    .collect();
                 let mut rows = Vec::new();
                 let options = FormatOptions::default().with_null("NULL");
                 for batch in &batches {
@@ -62,16 +98,19 @@ impl sqllogictest::AsyncDB for TributaryDb {
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|e| EngineError::Engine(e.to_string()))?;
                     for row in 0..batch.num_rows() {
-                        rows.push(
-                            formatters
-                                .iter()
-                                .zip(batch.columns())
-                                .map(|(f, col)| {
-                                    let s = f.value(row).to_string();
-                                    if s.is_empty() && !col.is_null(row) { "(empty)".to_string() } else { s }
-                                })
-                                .collect(),
-                        );
+                        let cells: Vec<String> = formatters
+                            .iter()
+                            .zip(batch.columns())
+                            .map(|(f, col)| {
+                                let s = f.value(row).to_string();
+                                if s.is_empty() && !col.is_null(row) {
+                                    "(empty)".to_string()
+                                } else {
+                                    s
+                                }
+                            })
+                            .collect();
+                        rows.extend(split_multiline(cells));
                     }
                 }
                 Ok(DBOutput::Rows { types, rows })

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use tributary_sqllogictest::TributaryDb;
 
 fn slt_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -23,18 +25,48 @@ fn main() {
     let mut files = Vec::new();
     slt_files(&root, &mut files);
     files.sort();
-    files.retain(|f| filter.as_ref().is_none_or(|s| f.to_string_lossy().contains(s.as_str())));
+    files.retain(|f| {
+        filter
+            .as_ref()
+            .is_none_or(|s| f.to_string_lossy().contains(s.as_str()))
+    });
     if files.is_empty() {
         eprintln!("no .slt files found under {}", root.display());
         std::process::exit(1);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
-        let name = file.strip_prefix(&root).unwrap_or(file).display().to_string();
-        let result = runtime.block_on(async {
+        let name = file
+            .strip_prefix(&root)
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        let complete = std::env::var_os("TRIBUTARY_SLT_COMPLETE").is_some();
+        let result: Result<(), String> = runtime.block_on(async {
             let mut runner = sqllogictest::Runner::new(|| async { TributaryDb::new() });
-            runner.run_file_async(file).await
+            if complete {
+                // Rewrites the file's expected results from what Tributary answers now;
+                // review the diff before committing it.
+                runner
+                    .update_test_file(
+                        file,
+                        " ",
+                        sqllogictest::default_validator,
+                        sqllogictest::default_normalizer,
+                        sqllogictest::default_column_validator,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())
+            } else {
+                runner
+                    .run_file_async(file)
+                    .await
+                    .map_err(|e| e.display(true).to_string())
+            }
         });
         match result {
             Ok(()) => {
@@ -43,7 +75,7 @@ fn main() {
             }
             Err(e) => {
                 failed += 1;
-                println!("FAIL {name}\n{}", e.display(true));
+                println!("FAIL {name}\n{e}");
             }
         }
     }

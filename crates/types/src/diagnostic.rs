@@ -36,12 +36,21 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error with `message`.
     pub fn error(message: impl Into<String>) -> Self {
-        Self { severity: Severity::Error, message: message.into(), span: None, notes: vec![], help: None }
+        Self {
+            severity: Severity::Error,
+            message: message.into(),
+            span: None,
+            notes: vec![],
+            help: None,
+        }
     }
 
     /// A warning with `message`.
     pub fn warning(message: impl Into<String>) -> Self {
-        Self { severity: Severity::Warning, ..Self::error(message) }
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(message)
+        }
     }
 
     /// Attach a span (an unknown span is ignored so callers need not check).

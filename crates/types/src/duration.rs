@@ -17,7 +17,9 @@ pub fn parse_interval_micros(text: &str) -> Result<i64, String> {
     let mut i = 0;
     while i < words.len() {
         let (number, unit_inline) = split_number(words[i]);
-        let n: f64 = number.parse().map_err(|_| format!("'{}' is not a number", words[i]))?;
+        let n: f64 = number
+            .parse()
+            .map_err(|_| format!("'{}' is not a number", words[i]))?;
         let unit = if !unit_inline.is_empty() {
             i += 1;
             unit_inline.to_string()
@@ -25,7 +27,9 @@ pub fn parse_interval_micros(text: &str) -> Result<i64, String> {
             i += 2;
             words[i - 1].to_string()
         } else {
-            return Err(format!("the quantity '{number}' has no unit (second, minute, hour, day, ...)"));
+            return Err(format!(
+                "the quantity '{number}' has no unit (second, minute, hour, day, ...)"
+            ));
         };
         let micros = unit_micros(&unit)?;
         if n < 0.0 {
@@ -37,7 +41,9 @@ pub fn parse_interval_micros(text: &str) -> Result<i64, String> {
 }
 
 fn split_number(word: &str) -> (&str, &str) {
-    let end = word.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).unwrap_or(word.len());
+    let end = word
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .unwrap_or(word.len());
     (&word[..end], &word[end..])
 }
 
@@ -62,7 +68,9 @@ pub fn parse_data_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = (&t[..end], t[end..].trim());
-    let n: u64 = digits.parse().map_err(|_| format!("'{t}' is not a data size such as '64mb'"))?;
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{t}' is not a data size such as '64mb'"))?;
     let shift = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
@@ -70,9 +78,14 @@ pub fn parse_data_size(text: &str) -> Result<u64, String> {
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
         "p" | "pb" | "pib" => 50,
-        other => return Err(format!("unknown data size unit '{other}'; use b, kb, mb, gb, tb or pb")),
+        other => {
+            return Err(format!(
+                "unknown data size unit '{other}'; use b, kb, mb, gb, tb or pb"
+            ));
+        }
     };
-    n.checked_mul(1u64 << shift).ok_or_else(|| format!("the data size '{t}' is too large"))
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("the data size '{t}' is too large"))
 }
 
 #[cfg(test)]
@@ -81,13 +94,27 @@ mod tests {
 
     #[test]
     fn intervals() {
-        assert_eq!(parse_interval_micros("INTERVAL '5' SECOND").unwrap(), 5_000_000);
-        assert_eq!(parse_interval_micros("interval '1 hour 30 minutes'").unwrap(), 5_400_000_000);
+        assert_eq!(
+            parse_interval_micros("INTERVAL '5' SECOND").unwrap(),
+            5_000_000
+        );
+        assert_eq!(
+            parse_interval_micros("interval '1 hour 30 minutes'").unwrap(),
+            5_400_000_000
+        );
         assert_eq!(parse_interval_micros("250ms").unwrap(), 250_000);
         assert_eq!(parse_interval_micros("1.5 seconds").unwrap(), 1_500_000);
-        assert!(parse_interval_micros("INTERVAL '1' MONTH").unwrap_err().contains("months"));
+        assert!(
+            parse_interval_micros("INTERVAL '1' MONTH")
+                .unwrap_err()
+                .contains("months")
+        );
         assert!(parse_interval_micros("5").unwrap_err().contains("no unit"));
-        assert!(parse_interval_micros("-5 seconds").unwrap_err().contains("negative"));
+        assert!(
+            parse_interval_micros("-5 seconds")
+                .unwrap_err()
+                .contains("negative")
+        );
     }
 
     #[test]

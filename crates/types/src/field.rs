@@ -189,17 +189,25 @@ impl FieldType {
             DataType::UInt64 => FieldType::Uint64,
             DataType::Float32 => FieldType::Float32,
             DataType::Float64 => FieldType::Float64,
-            DataType::Decimal128(p, s) => FieldType::Decimal128 { precision: *p, scale: *s },
+            DataType::Decimal128(p, s) => FieldType::Decimal128 {
+                precision: *p,
+                scale: *s,
+            },
             DataType::Boolean => FieldType::Bool,
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => FieldType::String,
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView => FieldType::Bytes,
-            DataType::Timestamp(unit, None) => FieldType::Timestamp { unit: TimeUnit::from_arrow(unit) },
-            DataType::Struct(fields) => FieldType::Struct {
-                fields: fields.iter().map(|f| SourceField::from_arrow(f)).collect::<Option<_>>()?,
+            DataType::Timestamp(unit, None) => FieldType::Timestamp {
+                unit: TimeUnit::from_arrow(unit),
             },
-            DataType::List(item) | DataType::LargeList(item) => {
-                FieldType::List { items: Box::new(SourceField::from_arrow(item)?) }
-            }
+            DataType::Struct(fields) => FieldType::Struct {
+                fields: fields
+                    .iter()
+                    .map(|f| SourceField::from_arrow(f))
+                    .collect::<Option<_>>()?,
+            },
+            DataType::List(item) | DataType::LargeList(item) => FieldType::List {
+                items: Box::new(SourceField::from_arrow(item)?),
+            },
             _ => return None,
         })
     }
@@ -235,19 +243,30 @@ pub struct SourceField {
 impl SourceField {
     /// A nullable field.
     pub fn new(name: impl Into<String>, field_type: FieldType) -> Self {
-        Self { name: name.into(), field_type, required: false, metadata_key: None }
+        Self {
+            name: name.into(),
+            field_type,
+            required: false,
+            metadata_key: None,
+        }
     }
 
     /// A `NOT NULL` field.
     pub fn required(name: impl Into<String>, field_type: FieldType) -> Self {
-        Self { required: true, ..Self::new(name, field_type) }
+        Self {
+            required: true,
+            ..Self::new(name, field_type)
+        }
     }
 
     /// The Arrow field (JSON columns carry the `arrow.json` extension name).
     pub fn to_arrow(&self) -> Field {
         let field = Field::new(&self.name, self.field_type.to_arrow(), !self.required);
         if self.field_type == FieldType::Json {
-            field.with_metadata(HashMap::from([(EXTENSION_NAME_KEY.to_string(), JSON_EXTENSION.to_string())]))
+            field.with_metadata(HashMap::from([(
+                EXTENSION_NAME_KEY.to_string(),
+                JSON_EXTENSION.to_string(),
+            )]))
         } else {
             field
         }
@@ -267,9 +286,18 @@ impl SourceField {
 /// Quote an identifier for SQL output when it is not a plain lowercase word.
 pub(crate) fn quote_ident(name: &str) -> String {
     let plain = !name.is_empty()
-        && name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain { name.to_string() } else { format!("\"{}\"", name.replace('"', "\"\"")) }
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
 }
 
 #[cfg(test)]
@@ -278,14 +306,28 @@ mod tests {
 
     #[test]
     fn serde_matches_arroyo_shape() {
-        let mut f = SourceField::new("ts", FieldType::Timestamp { unit: TimeUnit::Millisecond });
+        let mut f = SourceField::new(
+            "ts",
+            FieldType::Timestamp {
+                unit: TimeUnit::Millisecond,
+            },
+        );
         f.metadata_key = Some("kafka_ts".into());
         let json = serde_json::to_string(&f).unwrap();
-        assert_eq!(json, r#"{"name":"ts","type":"timestamp","unit":"millisecond","required":false,"metadata_key":"kafka_ts"}"#);
+        assert_eq!(
+            json,
+            r#"{"name":"ts","type":"timestamp","unit":"millisecond","required":false,"metadata_key":"kafka_ts"}"#
+        );
         let back: SourceField = serde_json::from_str(&json).unwrap();
         assert_eq!(back, f);
-        let alias: SourceField = serde_json::from_str(r#"{"name":"x","type":"timestamp","unit":"us"}"#).unwrap();
-        assert_eq!(alias.field_type, FieldType::Timestamp { unit: TimeUnit::Microsecond });
+        let alias: SourceField =
+            serde_json::from_str(r#"{"name":"x","type":"timestamp","unit":"us"}"#).unwrap();
+        assert_eq!(
+            alias.field_type,
+            FieldType::Timestamp {
+                unit: TimeUnit::Microsecond
+            }
+        );
     }
 
     #[test]
@@ -293,7 +335,12 @@ mod tests {
         let t = FieldType::Struct {
             fields: vec![
                 SourceField::required("a", FieldType::Int32),
-                SourceField::new("B", FieldType::List { items: Box::new(SourceField::new("item", FieldType::String)) }),
+                SourceField::new(
+                    "B",
+                    FieldType::List {
+                        items: Box::new(SourceField::new("item", FieldType::String)),
+                    },
+                ),
             ],
         };
         assert_eq!(t.sql_name(), "STRUCT<a INT NOT NULL, \"B\" TEXT[]>");
@@ -304,7 +351,13 @@ mod tests {
         let fields = vec![
             SourceField::required("id", FieldType::Int64),
             SourceField::new("doc", FieldType::Json),
-            SourceField::new("amount", FieldType::Decimal128 { precision: 10, scale: 2 }),
+            SourceField::new(
+                "amount",
+                FieldType::Decimal128 {
+                    precision: 10,
+                    scale: 2,
+                },
+            ),
         ];
         for f in fields {
             assert_eq!(SourceField::from_arrow(&f.to_arrow()).unwrap(), f);

@@ -48,7 +48,10 @@ pub struct JsonFormat {
     /// Messages carry the Confluent wire-format header.
     pub confluent_schema_registry: bool,
     /// A pinned registry schema id.
-    #[serde(alias = "confluent_schema_version", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "confluent_schema_version",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub schema_id: Option<u32>,
     /// Sinks embed a Kafka-Connect-style schema in every message.
     pub include_schema: bool,
@@ -160,14 +163,26 @@ mod tests {
 
     #[test]
     fn arroyo_json_shapes() {
-        let f = Format::Json(JsonFormat { debezium: true, ..Default::default() });
+        let f = Format::Json(JsonFormat {
+            debezium: true,
+            ..Default::default()
+        });
         let v = serde_json::to_value(&f).unwrap();
         assert_eq!(v["type"], "json");
         assert_eq!(v["debezium"], true);
         assert_eq!(f.sql_name(), "debezium_json");
-        assert_eq!(serde_json::to_string(&BadData::Drop).unwrap(), r#"{"behavior":"drop"}"#);
-        let fr: Framing = serde_json::from_str(r#"{"method":"newline","max_line_length":null}"#).unwrap();
-        assert_eq!(fr, Framing::Newline { max_line_length: None });
+        assert_eq!(
+            serde_json::to_string(&BadData::Drop).unwrap(),
+            r#"{"behavior":"drop"}"#
+        );
+        let fr: Framing =
+            serde_json::from_str(r#"{"method":"newline","max_line_length":null}"#).unwrap();
+        assert_eq!(
+            fr,
+            Framing::Newline {
+                max_line_length: None
+            }
+        );
         let raw: Format = serde_json::from_str(r#"{"type":"raw_string"}"#).unwrap();
         assert_eq!(raw, Format::RawString {});
     }

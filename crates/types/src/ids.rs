@@ -49,10 +49,16 @@ mod tests {
 
     #[test]
     fn parse_checks_prefix_and_alphabet() {
-        assert_eq!(ProfileId::parse("cp_abc123XYZ0").unwrap().as_str(), "cp_abc123XYZ0");
+        assert_eq!(
+            ProfileId::parse("cp_abc123XYZ0").unwrap().as_str(),
+            "cp_abc123XYZ0"
+        );
         assert!(ProfileId::parse("ct_abc").is_none());
         assert!(TableId::parse("ct_").is_none());
         assert!(TableId::parse("ct_a-b").is_none());
-        assert_eq!(TableId::from_suffix("0123456789").to_string(), "ct_0123456789");
+        assert_eq!(
+            TableId::from_suffix("0123456789").to_string(),
+            "ct_0123456789"
+        );
     }
 }

@@ -15,16 +15,19 @@ mod span;
 mod suggest;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use duration::{parse_data_size, parse_interval_micros};
 pub use field::{FieldType, SourceField, TimeUnit};
-pub use format::{BadData, Format, Framing, JsonFormat, ParquetFormat, TimestampFormat, DecimalEncoding, JsonCompression, ParquetCompression};
+pub use format::{
+    BadData, DecimalEncoding, Format, Framing, JsonCompression, JsonFormat, ParquetCompression,
+    ParquetFormat, TimestampFormat,
+};
 pub use ids::{ProfileId, TableId};
+pub use options::{SqlOption, WithOptions};
 pub use records::{
-    ConnectionProfile, ConnectionTable, CURRENT_FORMAT_VERSION, OptionEntry, OptionValue,
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, OptionEntry, OptionValue,
     VirtualColumn, Watermark,
 };
 pub use schema::{ConnectionSchema, ConnectionType, SchemaError};
 pub use secret::{REDACTED, contains_env_reference, env_references, resolve_env};
 pub use span::{Location, Span};
-pub use duration::{parse_data_size, parse_interval_micros};
-pub use options::{SqlOption, WithOptions};
 pub use suggest::{closest, edit_distance};

@@ -29,7 +29,11 @@ impl SqlOption {
 
     /// The option as a catalog entry (the caller decides sensitivity).
     pub fn to_entry(&self, sensitive: bool) -> OptionEntry {
-        OptionEntry { key: self.key.clone(), value: self.value.clone(), sensitive }
+        OptionEntry {
+            key: self.key.clone(),
+            value: self.value.clone(),
+            sensitive,
+        }
     }
 
     /// A short, secret-free description of the value's kind for error messages.
@@ -63,7 +67,10 @@ impl WithOptions {
                 diagnostics.push(
                     Diagnostic::error(format!("option '{}' is specified more than once", opt.key))
                         .with_span(opt.key_span)
-                        .with_note(format!("first specified at line {}, column {}", first.key_span.start.line, first.key_span.start.column))
+                        .with_note(format!(
+                            "first specified at line {}, column {}",
+                            first.key_span.start.line, first.key_span.start.column
+                        ))
                         .with_help("Remove one of the two settings."),
                 );
                 continue;
@@ -76,7 +83,11 @@ impl WithOptions {
 
     /// Look at an option without consuming it.
     pub fn peek(&self, key: &str) -> Option<&SqlOption> {
-        self.items.iter().zip(&self.taken).find(|(o, t)| !**t && o.key == key).map(|(o, _)| o)
+        self.items
+            .iter()
+            .zip(&self.taken)
+            .find(|(o, t)| !**t && o.key == key)
+            .map(|(o, _)| o)
     }
 
     /// Whether an option is present (and not yet consumed).
@@ -86,7 +97,11 @@ impl WithOptions {
 
     /// Consume an option.
     pub fn take(&mut self, key: &str) -> Option<SqlOption> {
-        let idx = self.items.iter().enumerate().position(|(i, o)| !self.taken[i] && o.key == key)?;
+        let idx = self
+            .items
+            .iter()
+            .enumerate()
+            .position(|(i, o)| !self.taken[i] && o.key == key)?;
         self.taken[idx] = true;
         Some(self.items[idx].clone())
     }
@@ -143,7 +158,9 @@ impl WithOptions {
         match self.take(key) {
             None => Ok(None),
             Some(o) => match &o.value {
-                OptionValue::Identifier(s) | OptionValue::String(s) => Ok(Some((s.clone(), o.value_span))),
+                OptionValue::Identifier(s) | OptionValue::String(s) => {
+                    Ok(Some((s.clone(), o.value_span)))
+                }
                 _ => Err(expected(&o, "a column name", "event_time")),
             },
         }
@@ -151,7 +168,12 @@ impl WithOptions {
 
     /// The options nobody consumed, in the order written.
     pub fn remaining(&self) -> Vec<&SqlOption> {
-        self.items.iter().zip(&self.taken).filter(|(_, t)| !**t).map(|(o, _)| o).collect()
+        self.items
+            .iter()
+            .zip(&self.taken)
+            .filter(|(_, t)| !**t)
+            .map(|(o, _)| o)
+            .collect()
     }
 
     /// All options as written, consumed or not.
@@ -163,14 +185,22 @@ impl WithOptions {
 /// The diagnostic for a value of the wrong kind. Never echoes the value itself, which may
 /// be a secret.
 pub fn expected(o: &SqlOption, what: &str, example: &str) -> Diagnostic {
-    Diagnostic::error(format!("expected option '{}' to be {what}, but it is {}", o.key, o.value_kind()))
-        .with_span(o.value_span)
-        .with_help(format!("Write it as {} = {example}.", quote_key(&o.key)))
+    Diagnostic::error(format!(
+        "expected option '{}' to be {what}, but it is {}",
+        o.key,
+        o.value_kind()
+    ))
+    .with_span(o.value_span)
+    .with_help(format!("Write it as {} = {example}.", quote_key(&o.key)))
 }
 
 /// `key` as it must be written in a WITH clause (dotted keys quoted).
 pub fn quote_key(key: &str) -> String {
-    if key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') { key.to_string() } else { format!("'{key}'") }
+    if key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        key.to_string()
+    } else {
+        format!("'{key}'")
+    }
 }
 
 /// The diagnostic for `value` outside the enumeration `allowed` of option `key`, with a
@@ -187,18 +217,24 @@ pub fn not_allowed(key: &str, value: &str, allowed: &[&str], span: Span) -> Diag
 
 /// `'a', 'b', 'c'`.
 pub fn quoted_list<S: AsRef<str>>(items: &[S]) -> String {
-    items.iter().map(|s| format!("'{}'", s.as_ref())).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|s| format!("'{}'", s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A boolean from `true`/`false` or the strings 'true', 'false', 'yes', 'no'.
 pub fn to_bool(o: &SqlOption) -> Result<bool, Diagnostic> {
     match &o.value {
         OptionValue::Bool(b) => Ok(*b),
-        OptionValue::String(s) | OptionValue::Identifier(s) => match s.to_ascii_lowercase().as_str() {
-            "true" | "yes" => Ok(true),
-            "false" | "no" => Ok(false),
-            _ => Err(expected(o, "a boolean", "true")),
-        },
+        OptionValue::String(s) | OptionValue::Identifier(s) => {
+            match s.to_ascii_lowercase().as_str() {
+                "true" | "yes" => Ok(true),
+                "false" | "no" => Ok(false),
+                _ => Err(expected(o, "a boolean", "true")),
+            }
+        }
         _ => Err(expected(o, "a boolean", "true")),
     }
 }
@@ -206,9 +242,10 @@ pub fn to_bool(o: &SqlOption) -> Result<bool, Diagnostic> {
 /// An unsigned integer from a number or a numeric string.
 pub fn to_u64(o: &SqlOption) -> Result<u64, Diagnostic> {
     match &o.value {
-        OptionValue::Number(s) | OptionValue::String(s) => {
-            s.trim().parse::<u64>().map_err(|_| expected(o, "an unsigned integer", "10"))
-        }
+        OptionValue::Number(s) | OptionValue::String(s) => s
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| expected(o, "an unsigned integer", "10")),
         _ => Err(expected(o, "an unsigned integer", "10")),
     }
 }
@@ -216,9 +253,10 @@ pub fn to_u64(o: &SqlOption) -> Result<u64, Diagnostic> {
 /// A signed integer from a number or a numeric string.
 pub fn to_i64(o: &SqlOption) -> Result<i64, Diagnostic> {
     match &o.value {
-        OptionValue::Number(s) | OptionValue::String(s) => {
-            s.trim().parse::<i64>().map_err(|_| expected(o, "an integer", "10"))
-        }
+        OptionValue::Number(s) | OptionValue::String(s) => s
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| expected(o, "an integer", "10")),
         _ => Err(expected(o, "an integer", "10")),
     }
 }
@@ -243,7 +281,12 @@ mod tests {
 
     fn opt(key: &str, value: OptionValue, line: u64) -> SqlOption {
         let span = Span::new(Location::new(line, 1), Location::new(line, 5));
-        SqlOption { key: key.into(), key_span: span, value, value_span: span }
+        SqlOption {
+            key: key.into(),
+            key_span: span,
+            value,
+            value_span: span,
+        }
     }
 
     #[test]
@@ -253,7 +296,10 @@ mod tests {
             opt("topic", OptionValue::String("b".into()), 2),
         ]);
         assert_eq!(diags.len(), 1);
-        assert_eq!(diags[0].message, "option 'topic' is specified more than once");
+        assert_eq!(
+            diags[0].message,
+            "option 'topic' is specified more than once"
+        );
         assert_eq!(diags[0].span.unwrap().start.line, 2);
         assert_eq!(opts.all().len(), 1);
     }
@@ -269,7 +315,10 @@ mod tests {
         assert_eq!(opts.take_bool("a").unwrap().unwrap().0, true);
         assert_eq!(opts.take_u64("n").unwrap().unwrap().0, 12);
         let err = opts.take_string("s").unwrap_err();
-        assert_eq!(err.message, "expected option 's' to be a single-quoted string, but it is a number");
+        assert_eq!(
+            err.message,
+            "expected option 's' to be a single-quoted string, but it is a number"
+        );
         assert_eq!(opts.remaining().len(), 1);
         assert_eq!(opts.remaining()[0].key, "left");
         assert!(opts.take("a").is_none());

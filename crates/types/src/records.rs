@@ -36,11 +36,16 @@ impl OptionValue {
     /// The value as plain text (strings unquoted), used for conversions.
     pub fn as_text(&self) -> String {
         match self {
-            OptionValue::String(s) | OptionValue::Number(s) | OptionValue::Interval(s) | OptionValue::Identifier(s) => {
-                s.clone()
-            }
+            OptionValue::String(s)
+            | OptionValue::Number(s)
+            | OptionValue::Interval(s)
+            | OptionValue::Identifier(s) => s.clone(),
             OptionValue::Bool(b) => b.to_string(),
-            OptionValue::Array(items) => items.iter().map(OptionValue::as_text).collect::<Vec<_>>().join(","),
+            OptionValue::Array(items) => items
+                .iter()
+                .map(OptionValue::as_text)
+                .collect::<Vec<_>>()
+                .join(","),
         }
     }
 }
@@ -49,7 +54,9 @@ impl fmt::Display for OptionValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OptionValue::String(s) => write!(f, "'{}'", s.replace('\'', "''")),
-            OptionValue::Number(s) | OptionValue::Interval(s) | OptionValue::Identifier(s) => f.write_str(s),
+            OptionValue::Number(s) | OptionValue::Interval(s) | OptionValue::Identifier(s) => {
+                f.write_str(s)
+            }
             OptionValue::Bool(b) => write!(f, "{b}"),
             OptionValue::Array(items) => {
                 f.write_str("[")?;
@@ -80,7 +87,11 @@ pub struct OptionEntry {
 impl OptionEntry {
     /// The option as SQL, `key = value`, with secrets redacted.
     pub fn to_sql_redacted(&self) -> String {
-        let key = if self.key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+        let key = if self
+            .key
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
             self.key.clone()
         } else {
             format!("'{}'", self.key)
@@ -203,14 +214,17 @@ pub struct ConnectionTable {
 impl ConnectionTable {
     /// Whether the sink's columns still await its first `INSERT INTO`.
     pub fn awaits_inferred_schema(&self) -> bool {
-        self.schema.inferred == Some(true) && self.schema.fields.is_empty() && self.virtual_columns.is_empty()
+        self.schema.inferred == Some(true)
+            && self.schema.fields.is_empty()
+            && self.virtual_columns.is_empty()
     }
 
     /// The table's `CREATE` statement, regenerated from the stored definition, with secrets
     /// redacted and the profile referenced by `profile_name`.
     pub fn to_create_sql(&self, profile_name: Option<&str>) -> String {
         let mut columns: Vec<(usize, String)> = Vec::new();
-        let virtual_positions: Vec<usize> = self.virtual_columns.iter().map(|v| v.position).collect();
+        let virtual_positions: Vec<usize> =
+            self.virtual_columns.iter().map(|v| v.position).collect();
         let mut next = 0usize;
         let inferred = self.schema.inferred == Some(true);
         if !inferred || !self.virtual_columns.is_empty() {
@@ -231,7 +245,15 @@ impl ConnectionTable {
         }
         for v in &self.virtual_columns {
             let stored = if v.stored { " STORED" } else { "" };
-            columns.push((v.position, format!("{} {} GENERATED ALWAYS AS ({}){stored}", quote_ident(&v.name), v.field_type.sql_name(), v.expression)));
+            columns.push((
+                v.position,
+                format!(
+                    "{} {} GENERATED ALWAYS AS ({}){stored}",
+                    quote_ident(&v.name),
+                    v.field_type.sql_name(),
+                    v.expression
+                ),
+            ));
         }
         columns.sort_by_key(|(p, _)| *p);
         let mut lines: Vec<String> = columns.into_iter().map(|(_, l)| l).collect();
@@ -242,7 +264,12 @@ impl ConnectionTable {
             }
         }
         if !self.schema.primary_keys.is_empty() {
-            let keys: Vec<String> = self.schema.primary_keys.iter().map(|k| quote_ident(k)).collect();
+            let keys: Vec<String> = self
+                .schema
+                .primary_keys
+                .iter()
+                .map(|k| quote_ident(k))
+                .collect();
             lines.push(format!("PRIMARY KEY ({})", keys.join(", ")));
         }
         let mut options = vec![format!("connector = '{}'", self.connector)];
@@ -262,7 +289,10 @@ impl ConnectionTable {
         }
         sql.push_str(&format!(" WITH (\n    {}\n)", options.join(",\n    ")));
         if !self.partitioned_by.is_empty() {
-            sql.push_str(&format!(" PARTITIONED BY ({})", self.partitioned_by.join(", ")));
+            sql.push_str(&format!(
+                " PARTITIONED BY ({})",
+                self.partitioned_by.join(", ")
+            ));
         }
         sql.push(';');
         sql
@@ -273,8 +303,17 @@ impl ConnectionProfile {
     /// The profile's `CREATE` statement with secrets redacted.
     pub fn to_create_sql(&self) -> String {
         let mut options = vec![format!("connector = '{}'", self.connector)];
-        options.extend(self.options.iter().filter(|o| o.key != "connector").map(OptionEntry::to_sql_redacted));
-        format!("CREATE CONNECTION PROFILE {} WITH (\n    {}\n);", quote_ident(&self.name), options.join(",\n    "))
+        options.extend(
+            self.options
+                .iter()
+                .filter(|o| o.key != "connector")
+                .map(OptionEntry::to_sql_redacted),
+        );
+        format!(
+            "CREATE CONNECTION PROFILE {} WITH (\n    {}\n);",
+            quote_ident(&self.name),
+            options.join(",\n    ")
+        )
     }
 }
 
@@ -285,11 +324,22 @@ mod tests {
 
     #[test]
     fn option_rendering_redacts_secrets_and_quotes_dotted_keys() {
-        let e = OptionEntry { key: "auth.password".into(), value: OptionValue::String("hunter2".into()), sensitive: true };
+        let e = OptionEntry {
+            key: "auth.password".into(),
+            value: OptionValue::String("hunter2".into()),
+            sensitive: true,
+        };
         assert_eq!(e.to_sql_redacted(), "'auth.password' = '********'");
-        let e = OptionEntry { key: "topic".into(), value: OptionValue::String("it's".into()), sensitive: false };
+        let e = OptionEntry {
+            key: "topic".into(),
+            value: OptionValue::String("it's".into()),
+            sensitive: false,
+        };
         assert_eq!(e.to_sql_redacted(), "topic = 'it''s'");
-        let arr = OptionValue::Array(vec![OptionValue::Identifier("a".into()), OptionValue::String("b".into())]);
+        let arr = OptionValue::Array(vec![
+            OptionValue::Identifier("a".into()),
+            OptionValue::String("b".into()),
+        ]);
         assert_eq!(arr.to_string(), "[a, 'b']");
         assert_eq!(arr.as_text(), "a,b");
     }
@@ -306,7 +356,10 @@ mod tests {
             connection_type: ConnectionType::Source,
             config: serde_json::json!({}),
             schema: ConnectionSchema {
-                fields: vec![SourceField::required("a", FieldType::Int64), SourceField::new("b", FieldType::String)],
+                fields: vec![
+                    SourceField::required("a", FieldType::Int64),
+                    SourceField::new("b", FieldType::String),
+                ],
                 ..Default::default()
             },
             options: vec![],

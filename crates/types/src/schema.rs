@@ -78,7 +78,9 @@ pub enum SchemaError {
     #[error("raw_bytes format requires exactly one column named 'value' of type BYTEA")]
     RawBytes,
     /// unstructured JSON needs exactly one JSON column named `value`.
-    #[error("json format with 'json.unstructured' requires exactly one column named 'value' of type JSON")]
+    #[error(
+        "json format with 'json.unstructured' requires exactly one column named 'value' of type JSON"
+    )]
     UnstructuredJson,
 }
 
@@ -116,7 +118,9 @@ impl ConnectionSchema {
 
     /// Look a top-level field up by name, case-insensitively.
     pub fn field(&self, name: &str) -> Option<&SourceField> {
-        self.fields.iter().find(|f| f.name.eq_ignore_ascii_case(name))
+        self.fields
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
     }
 }
 
@@ -124,7 +128,10 @@ fn check_unique(fields: &[SourceField], path: &str, errors: &mut Vec<SchemaError
     let mut seen = HashSet::new();
     for f in fields {
         if !seen.insert(f.name.to_lowercase()) {
-            errors.push(SchemaError::DuplicateField { name: f.name.clone(), path: path.to_string() });
+            errors.push(SchemaError::DuplicateField {
+                name: f.name.clone(),
+                path: path.to_string(),
+            });
         }
         check_nested(&f.field_type, &format!("{path}.{}", f.name), errors);
     }
@@ -146,20 +153,31 @@ mod tests {
     #[test]
     fn duplicates_found_at_every_level() {
         let inner = FieldType::Struct {
-            fields: vec![SourceField::new("id", FieldType::Int32), SourceField::new("ID", FieldType::Int64)],
+            fields: vec![
+                SourceField::new("id", FieldType::Int32),
+                SourceField::new("ID", FieldType::Int64),
+            ],
         };
         let schema = ConnectionSchema {
             fields: vec![
                 SourceField::new("a", FieldType::Int32),
                 SourceField::new("A", FieldType::Int32),
-                SourceField::new("events", FieldType::List { items: Box::new(SourceField::new("item", inner)) }),
+                SourceField::new(
+                    "events",
+                    FieldType::List {
+                        items: Box::new(SourceField::new("item", inner)),
+                    },
+                ),
             ],
             ..Default::default()
         };
         let errs = schema.validate();
         assert_eq!(errs.len(), 2);
         assert_eq!(errs[0].to_string(), "duplicate column name 'A' in table");
-        assert_eq!(errs[1].to_string(), "duplicate column name 'ID' in table.events[]");
+        assert_eq!(
+            errs[1].to_string(),
+            "duplicate column name 'ID' in table.events[]"
+        );
     }
 
     #[test]
@@ -170,13 +188,18 @@ mod tests {
             ..Default::default()
         };
         assert!(schema.validate().is_empty());
-        schema.fields.push(SourceField::new("other", FieldType::String));
+        schema
+            .fields
+            .push(SourceField::new("other", FieldType::String));
         assert_eq!(schema.validate(), vec![SchemaError::RawString]);
         // Metadata fields do not count.
         schema.fields[1].metadata_key = Some("topic".into());
         assert!(schema.validate().is_empty());
         let json = ConnectionSchema {
-            format: Some(Format::Json(JsonFormat { unstructured: true, ..Default::default() })),
+            format: Some(Format::Json(JsonFormat {
+                unstructured: true,
+                ..Default::default()
+            })),
             fields: vec![SourceField::new("value", FieldType::String)],
             ..Default::default()
         };

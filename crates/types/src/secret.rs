@@ -55,10 +55,16 @@ mod tests {
 
     #[test]
     fn finds_and_resolves_references() {
-        assert_eq!(env_references("a {{ USER }}:{{PASS}} b"), vec!["USER", "PASS"]);
+        assert_eq!(
+            env_references("a {{ USER }}:{{PASS}} b"),
+            vec!["USER", "PASS"]
+        );
         assert!(!contains_env_reference("plain {{ not valid! }}"));
         let got = resolve_env("x={{ A }},y={{B}}", |n| Some(n.to_lowercase())).unwrap();
         assert_eq!(got, "x=a,y=b");
-        assert_eq!(resolve_env("{{ MISSING }}", |_| None).unwrap_err(), "MISSING");
+        assert_eq!(
+            resolve_env("{{ MISSING }}", |_| None).unwrap_err(),
+            "MISSING"
+        );
     }
 }

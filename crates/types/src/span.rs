@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A position in SQL source text. Lines and columns are 1-based; `0` means "unknown".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct Location {
     /// 1-based line number.
     pub line: u64,
@@ -90,7 +92,10 @@ mod tests {
     fn union_covers_both_and_ignores_unknown() {
         let a = Span::new(Location::new(1, 5), Location::new(1, 9));
         let b = Span::new(Location::new(2, 1), Location::new(2, 4));
-        assert_eq!(a.union(&b), Span::new(Location::new(1, 5), Location::new(2, 4)));
+        assert_eq!(
+            a.union(&b),
+            Span::new(Location::new(1, 5), Location::new(2, 4))
+        );
         assert_eq!(a.union(&Span::default()), a);
         assert_eq!(Span::default().union(&b), b);
     }

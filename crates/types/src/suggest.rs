@@ -16,7 +16,9 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
             }
@@ -31,10 +33,17 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
     let limit = (input.chars().count() / 3).max(1);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let d = edit_distance(input, c);
-        // A dotted key that ends the same way is a strong hint (`offset` for `source.offset`).
-        let d = if c.ends_with(&format!(".{input}")) { d.min(1) } else { d };
-        if d <= limit.max(c.chars().count() / 3) && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+        let mut d = edit_distance(input, c);
+        // A dotted key whose last part is close is a strong hint (`ofset` for
+        // `source.offset`), as long as the input is not dotted itself.
+        if let Some((_, last)) = c.rsplit_once('.')
+            && !input.contains('.')
+        {
+            d = d.min(edit_distance(input, last));
+        }
+        if d <= limit.max(c.chars().count() / 3)
+            && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc))
+        {
             best = Some((d, c));
         }
     }
@@ -50,7 +59,11 @@ mod tests {
         let keys = ["topic", "type", "source.offset", "bootstrap_servers"];
         assert_eq!(closest("topik", keys), Some("topic"));
         assert_eq!(closest("offset", keys), Some("source.offset"));
-        assert_eq!(closest("bootstrap.servers", keys), Some("bootstrap_servers"));
+        assert_eq!(closest("ofset", keys), Some("source.offset"));
+        assert_eq!(
+            closest("bootstrap.servers", keys),
+            Some("bootstrap_servers")
+        );
         assert_eq!(closest("zzzzzz", keys), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("kafak", "kafka"), 1);

@@ -31,7 +31,11 @@ impl Connector for Confluent {
         "Read and write Kafka topics on Confluent Cloud"
     }
     fn roles(&self) -> Roles {
-        Roles { source: true, sink: true, lookup: false }
+        Roles {
+            source: true,
+            sink: true,
+            lookup: false,
+        }
     }
     fn supports_testing(&self) -> bool {
         true
@@ -76,7 +80,9 @@ impl Connector for Confluent {
         kafka::check_table(cx)
     }
     fn profile_description(&self, profile: &Value) -> String {
-        str_at(profile, "/bootstrapServers").unwrap_or_default().to_string()
+        str_at(profile, "/bootstrapServers")
+            .unwrap_or_default()
+            .to_string()
     }
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
         kafka::describe_table(table, connection_type)

@@ -20,7 +20,11 @@ const SCHEMES: &[(&str, &str)] = &[
 /// object-store URL with a bucket (or container).
 pub(super) fn validate(p: &str) -> Result<(), String> {
     if !p.contains("://") {
-        return if p.trim().is_empty() { Err("the path is empty".into()) } else { Ok(()) };
+        return if p.trim().is_empty() {
+            Err("the path is empty".into())
+        } else {
+            Ok(())
+        };
     }
     let url = Url::parse(p).map_err(|e| format!("it is not a valid URL ({e})"))?;
     match url.scheme() {
@@ -38,13 +42,16 @@ pub(super) fn validate(p: &str) -> Result<(), String> {
             }
         }
         scheme => match SCHEMES.iter().find(|(s, _)| *s == scheme) {
-            Some((_, what)) if url.host_str().is_none_or(str::is_empty) => {
-                Err(format!("the URL names no {what}; write it as {scheme}://{what}/prefix"))
-            }
+            Some((_, what)) if url.host_str().is_none_or(str::is_empty) => Err(format!(
+                "the URL names no {what}; write it as {scheme}://{what}/prefix"
+            )),
             Some(_) => Ok(()),
             None => {
                 let known: Vec<&str> = SCHEMES.iter().map(|(s, _)| *s).collect();
-                Err(format!("unsupported scheme '{scheme}'; supported are file, https, {}", known.join(", ")))
+                Err(format!(
+                    "unsupported scheme '{scheme}'; supported are file, https, {}",
+                    known.join(", ")
+                ))
             }
         },
     }
@@ -61,8 +68,16 @@ mod tests {
         assert!(validate("file:///tmp/data").is_ok());
         assert!(validate("s3://bucket/prefix").is_ok());
         assert!(validate("abfs://container@account.dfs.core.windows.net/x").is_ok());
-        assert!(validate("s3:///nobucket").unwrap_err().contains("names no bucket"));
-        assert!(validate("ftp://host/x").unwrap_err().contains("unsupported scheme 'ftp'"));
+        assert!(
+            validate("s3:///nobucket")
+                .unwrap_err()
+                .contains("names no bucket")
+        );
+        assert!(
+            validate("ftp://host/x")
+                .unwrap_err()
+                .contains("unsupported scheme 'ftp'")
+        );
         assert!(validate("").unwrap_err().contains("empty"));
     }
 }

@@ -27,7 +27,11 @@ impl Connector for Impulse {
         "Generate counter rows at a fixed rate"
     }
     fn roles(&self) -> Roles {
-        Roles { source: true, sink: false, lookup: false }
+        Roles {
+            source: true,
+            sink: false,
+            lookup: false,
+        }
     }
     fn table_schema(&self) -> &'static str {
         include_str!("table.json")
@@ -36,7 +40,10 @@ impl Connector for Impulse {
         TABLE_OPTIONS
     }
     fn fixed_schema(&self) -> Option<Vec<SourceField>> {
-        Some(vec![SourceField::required("counter", FieldType::Int64), SourceField::required("subtask_index", FieldType::Int64)])
+        Some(vec![
+            SourceField::required("counter", FieldType::Int64),
+            SourceField::required("subtask_index", FieldType::Int64),
+        ])
     }
     fn requires_format(&self) -> bool {
         false
@@ -45,8 +52,15 @@ impl Connector for Impulse {
         ConnectionType::Source
     }
     fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
-        let rate = table.get("event_rate").map(Value::to_string).unwrap_or_default();
-        let bounded = if table.get("message_count").is_some() { "Bounded" } else { "" };
+        let rate = table
+            .get("event_rate")
+            .map(Value::to_string)
+            .unwrap_or_default();
+        let bounded = if table.get("message_count").is_some() {
+            "Bounded"
+        } else {
+            ""
+        };
         match table.get("event_time_interval") {
             Some(i) => format!("{bounded}Impulse<{rate} eps, {i}ns>"),
             None => format!("{bounded}Impulse<{rate} eps>"),

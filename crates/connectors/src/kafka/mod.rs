@@ -19,14 +19,23 @@ const SINK: &[&str] = &["sink"];
 /// Table options, shared with `confluent`.
 pub(crate) const TABLE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("topic", "/topic"),
-    OptionSpec::selector("type", &["source", "sink"], None, "Whether the table reads the topic (source) or writes it (sink)"),
+    OptionSpec::selector(
+        "type",
+        &["source", "sink"],
+        None,
+        "Whether the table reads the topic (source) or writes it (sink)",
+    ),
     OptionSpec::at("source.offset", "/type/offset").when("type", SOURCE),
     OptionSpec::at("source.read_mode", "/type/read_mode").when("type", SOURCE),
     OptionSpec::at("source.group_id", "/type/group_id").when("type", SOURCE),
     OptionSpec::at("source.group_id_prefix", "/type/group_id_prefix").when("type", SOURCE),
     OptionSpec::at("sink.commit_mode", "/type/commit_mode").when("type", SINK),
-    OptionSpec::at("sink.key_field", "/type/key_field").when("type", SINK).kind(ValueKind::Field),
-    OptionSpec::at("sink.timestamp_field", "/type/timestamp_field").when("type", SINK).kind(ValueKind::Field),
+    OptionSpec::at("sink.key_field", "/type/key_field")
+        .when("type", SINK)
+        .kind(ValueKind::Field),
+    OptionSpec::at("sink.timestamp_field", "/type/timestamp_field")
+        .when("type", SINK)
+        .kind(ValueKind::Field),
     OptionSpec::at("client_configs", "/client_configs"),
     OptionSpec::at("value.subject", "/value_subject"),
 ];
@@ -35,7 +44,12 @@ const AUTH_SASL: &[&str] = &["sasl"];
 
 const PROFILE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("bootstrap_servers", "/bootstrapServers"),
-    OptionSpec::selector("auth.type", &["none", "sasl", "aws_msk_iam"], Some("none"), "How clients authenticate to the brokers"),
+    OptionSpec::selector(
+        "auth.type",
+        &["none", "sasl", "aws_msk_iam"],
+        Some("none"),
+        "How clients authenticate to the brokers",
+    ),
     OptionSpec::at("auth.protocol", "/authentication/protocol").when("auth.type", AUTH_SASL),
     OptionSpec::at("auth.mechanism", "/authentication/mechanism").when("auth.type", AUTH_SASL),
     OptionSpec::at("auth.username", "/authentication/username").when("auth.type", AUTH_SASL),
@@ -43,16 +57,39 @@ const PROFILE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("auth.region", "/authentication/region").when("auth.type", &["aws_msk_iam"]),
     OptionSpec::at("schema_registry.endpoint", "/schemaRegistryEnum/endpoint"),
     OptionSpec::at("schema_registry.api_key", "/schemaRegistryEnum/apiKey"),
-    OptionSpec::at("schema_registry.api_secret", "/schemaRegistryEnum/apiSecret"),
+    OptionSpec::at(
+        "schema_registry.api_secret",
+        "/schemaRegistryEnum/apiSecret",
+    ),
 ];
 
 /// Metadata keys, shared with `confluent`.
 pub(crate) const METADATA: &[MetadataKey] = &[
-    MetadataKey { key: "key", sql_type: MetadataType::Bytea, description: "The message key" },
-    MetadataKey { key: "offset_id", sql_type: MetadataType::BigInt, description: "The message offset in its partition" },
-    MetadataKey { key: "partition", sql_type: MetadataType::Int, description: "The partition the message came from" },
-    MetadataKey { key: "timestamp", sql_type: MetadataType::BigInt, description: "The message timestamp, milliseconds since the epoch" },
-    MetadataKey { key: "topic", sql_type: MetadataType::Text, description: "The topic the message came from" },
+    MetadataKey {
+        key: "key",
+        sql_type: MetadataType::Bytea,
+        description: "The message key",
+    },
+    MetadataKey {
+        key: "offset_id",
+        sql_type: MetadataType::BigInt,
+        description: "The message offset in its partition",
+    },
+    MetadataKey {
+        key: "partition",
+        sql_type: MetadataType::Int,
+        description: "The partition the message came from",
+    },
+    MetadataKey {
+        key: "timestamp",
+        sql_type: MetadataType::BigInt,
+        description: "The message timestamp, milliseconds since the epoch",
+    },
+    MetadataKey {
+        key: "topic",
+        sql_type: MetadataType::Text,
+        description: "The topic the message came from",
+    },
 ];
 
 impl Connector for Kafka {
@@ -66,7 +103,11 @@ impl Connector for Kafka {
         "Read and write Kafka topics"
     }
     fn roles(&self) -> Roles {
-        Roles { source: true, sink: true, lookup: false }
+        Roles {
+            source: true,
+            sink: true,
+            lookup: false,
+        }
     }
     fn supports_testing(&self) -> bool {
         true
@@ -108,7 +149,9 @@ impl Connector for Kafka {
         check_table(cx)
     }
     fn profile_description(&self, profile: &Value) -> String {
-        str_at(profile, "/bootstrapServers").unwrap_or_default().to_string()
+        str_at(profile, "/bootstrapServers")
+            .unwrap_or_default()
+            .to_string()
     }
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
         describe_table(table, connection_type)
@@ -117,7 +160,11 @@ impl Connector for Kafka {
 
 /// Source when the `type` object holds source settings, sink otherwise.
 pub(crate) fn connection_type(table: &Value) -> ConnectionType {
-    if table.pointer("/type/commit_mode").is_some() { ConnectionType::Sink } else { ConnectionType::Source }
+    if table.pointer("/type/commit_mode").is_some() {
+        ConnectionType::Sink
+    } else {
+        ConnectionType::Source
+    }
 }
 
 pub(crate) fn describe_table(table: &Value, connection_type: ConnectionType) -> String {
@@ -131,39 +178,62 @@ pub(crate) fn describe_table(table: &Value, connection_type: ConnectionType) -> 
 /// Table rules shared by `kafka` and `confluent`.
 pub(crate) fn check_table(cx: &TableCheck<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if cx.config.pointer("/type/group_id").is_some() && cx.config.pointer("/type/group_id_prefix").is_some() {
+    if cx.config.pointer("/type/group_id").is_some()
+        && cx.config.pointer("/type/group_id_prefix").is_some()
+    {
         out.push(
-            Diagnostic::warning("option 'source.group_id_prefix' is ignored because 'source.group_id' is set")
-                .with_span(cx.span_of("source.group_id_prefix"))
-                .with_help("Remove one of the two options."),
+            Diagnostic::warning(
+                "option 'source.group_id_prefix' is ignored because 'source.group_id' is set",
+            )
+            .with_span(cx.span_of("source.group_id_prefix"))
+            .with_help("Remove one of the two options."),
         );
     }
     let column_rules: [(&str, &str, fn(&FieldType) -> bool, &str); 2] = [
-        ("/type/key_field", "sink.key_field", |t| *t == FieldType::String, "TEXT"),
-        ("/type/timestamp_field", "sink.timestamp_field", FieldType::is_timestamp, "TIMESTAMP"),
+        (
+            "/type/key_field",
+            "sink.key_field",
+            |t| *t == FieldType::String,
+            "TEXT",
+        ),
+        (
+            "/type/timestamp_field",
+            "sink.timestamp_field",
+            FieldType::is_timestamp,
+            "TIMESTAMP",
+        ),
     ];
     for (pointer, key, ok, want) in column_rules {
-        let Some(col) = str_at(cx.config, pointer) else { continue };
+        let Some(col) = str_at(cx.config, pointer) else {
+            continue;
+        };
         if cx.schema.fields.is_empty() {
             continue;
         }
         match cx.schema.field(col) {
             None => out.push(
-                Diagnostic::error(format!("option '{key}' names column '{col}', which table '{}' does not have", cx.table))
-                    .with_span(cx.span_of(key))
-                    .with_help(format!("Name a {want} column of the table.")),
+                Diagnostic::error(format!(
+                    "option '{key}' names column '{col}', which table '{}' does not have",
+                    cx.table
+                ))
+                .with_span(cx.span_of(key))
+                .with_help(format!("Name a {want} column of the table.")),
             ),
             Some(f) if !ok(&f.field_type) => out.push(
-                Diagnostic::error(format!("option '{key}' must name a {want} column, but column '{col}' is {}", f.field_type))
-                    .with_span(cx.span_of(key))
-                    .with_help(format!("Name a {want} column of the table.")),
+                Diagnostic::error(format!(
+                    "option '{key}' must name a {want} column, but column '{col}' is {}",
+                    f.field_type
+                ))
+                .with_span(cx.span_of(key))
+                .with_help(format!("Name a {want} column of the table.")),
             ),
             Some(_) => {}
         }
     }
     if cx.config.get("value_subject").is_some() {
         let has_registry = cx.profile.is_some_and(|p| {
-            p.pointer("/schemaRegistryEnum/endpoint").is_some() || p.pointer("/schemaRegistry/endpoint").is_some()
+            p.pointer("/schemaRegistryEnum/endpoint").is_some()
+                || p.pointer("/schemaRegistry/endpoint").is_some()
         });
         if !has_registry {
             out.push(

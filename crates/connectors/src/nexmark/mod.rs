@@ -10,10 +10,18 @@ use tributary_types::{ConnectionType, FieldType, SourceField, TimeUnit};
 #[derive(Debug)]
 pub struct Nexmark;
 
-const TABLE_OPTIONS: &[OptionSpec] = &[OptionSpec::at("event_rate", "/event_rate"), OptionSpec::at("runtime", "/runtime")];
+const TABLE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::at("event_rate", "/event_rate"),
+    OptionSpec::at("runtime", "/runtime"),
+];
 
 fn required_struct(fields: &[(&str, FieldType)]) -> FieldType {
-    FieldType::Struct { fields: fields.iter().map(|(n, t)| SourceField::required(*n, t.clone())).collect() }
+    FieldType::Struct {
+        fields: fields
+            .iter()
+            .map(|(n, t)| SourceField::required(*n, t.clone()))
+            .collect(),
+    }
 }
 
 impl Connector for Nexmark {
@@ -27,7 +35,11 @@ impl Connector for Nexmark {
         "Generate the Nexmark benchmark's persons, auctions and bids"
     }
     fn roles(&self) -> Roles {
-        Roles { source: true, sink: false, lookup: false }
+        Roles {
+            source: true,
+            sink: false,
+            lookup: false,
+        }
     }
     fn table_schema(&self) -> &'static str {
         include_str!("table.json")
@@ -36,7 +48,9 @@ impl Connector for Nexmark {
         TABLE_OPTIONS
     }
     fn fixed_schema(&self) -> Option<Vec<SourceField>> {
-        let ts = FieldType::Timestamp { unit: TimeUnit::Nanosecond };
+        let ts = FieldType::Timestamp {
+            unit: TimeUnit::Nanosecond,
+        };
         let (text, big) = (FieldType::String, FieldType::Int64);
         Some(vec![
             SourceField::new(
@@ -88,6 +102,12 @@ impl Connector for Nexmark {
         ConnectionType::Source
     }
     fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
-        format!("Nexmark<{} eps>", table.get("event_rate").map(Value::to_string).unwrap_or_default())
+        format!(
+            "Nexmark<{} eps>",
+            table
+                .get("event_rate")
+                .map(Value::to_string)
+                .unwrap_or_default()
+        )
     }
 }

@@ -26,7 +26,11 @@ impl Connector for SingleFile {
         "Read or write one local file"
     }
     fn roles(&self) -> Roles {
-        Roles { source: true, sink: true, lookup: false }
+        Roles {
+            source: true,
+            sink: true,
+            lookup: false,
+        }
     }
     fn table_schema(&self) -> &'static str {
         include_str!("table.json")
@@ -35,15 +39,21 @@ impl Connector for SingleFile {
         TABLE_OPTIONS
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
-        if str_at(table, "/table_type") == Some("sink") { ConnectionType::Sink } else { ConnectionType::Source }
+        if str_at(table, "/table_type") == Some("sink") {
+            ConnectionType::Sink
+        } else {
+            ConnectionType::Source
+        }
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
         let path = str_at(cx.config, "/path").unwrap_or_default();
         if path.contains("://") && !path.starts_with("file://") {
             return vec![
-                Diagnostic::error(format!("single_file paths must be local, but '{path}' is a URL"))
-                    .with_span(cx.span_of("path"))
-                    .with_help("Use a local path, or the filesystem connector for object stores."),
+                Diagnostic::error(format!(
+                    "single_file paths must be local, but '{path}' is a URL"
+                ))
+                .with_span(cx.span_of("path"))
+                .with_help("Use a local path, or the filesystem connector for object stores."),
             ];
         }
         vec![]

@@ -20,7 +20,11 @@ impl Connector for Stdout {
         "Write rows to standard output"
     }
     fn roles(&self) -> Roles {
-        Roles { source: false, sink: true, lookup: false }
+        Roles {
+            source: false,
+            sink: true,
+            lookup: false,
+        }
     }
     fn table_schema(&self) -> &'static str {
         include_str!("table.json")

@@ -10,7 +10,9 @@ use datafusion::logical_expr::ExprSchemable;
 use std::collections::{BTreeSet, HashMap};
 use tributary_connectors::Connector;
 use tributary_types::options::quoted_list;
-use tributary_types::{Diagnostic, FieldType, SourceField, Span, VirtualColumn, Watermark, closest};
+use tributary_types::{
+    Diagnostic, FieldType, SourceField, Span, VirtualColumn, Watermark, closest,
+};
 
 /// The column part of a table definition.
 #[derive(Debug, Default)]
@@ -35,13 +37,24 @@ impl Columns {
 }
 
 /// Physical, metadata and virtual columns in declaration order as an Arrow schema.
-pub(crate) fn all_arrow_fields(fields: &[SourceField], virtual_columns: &[VirtualColumn]) -> Schema {
+pub(crate) fn all_arrow_fields(
+    fields: &[SourceField],
+    virtual_columns: &[VirtualColumn],
+) -> Schema {
     let mut out: Vec<Field> = Vec::with_capacity(fields.len() + virtual_columns.len());
     let mut physical = fields.iter();
     let total = fields.len() + virtual_columns.len();
     for position in 0..total {
         match virtual_columns.iter().find(|v| v.position == position) {
-            Some(v) => out.push(SourceField { name: v.name.clone(), field_type: v.field_type.clone(), required: v.required, metadata_key: None }.to_arrow()),
+            Some(v) => out.push(
+                SourceField {
+                    name: v.name.clone(),
+                    field_type: v.field_type.clone(),
+                    required: v.required,
+                    metadata_key: None,
+                }
+                .to_arrow(),
+            ),
             None => {
                 if let Some(f) = physical.next() {
                     out.push(f.to_arrow());
@@ -53,16 +66,24 @@ pub(crate) fn all_arrow_fields(fields: &[SourceField], virtual_columns: &[Virtua
 }
 
 /// Build and check the columns of `stmt` for connector `c`.
-pub(crate) fn build_columns(state: &SessionState, stmt: &CreateTable, c: &dyn Connector, diags: &mut Vec<Diagnostic>) -> Columns {
+pub(crate) fn build_columns(
+    state: &SessionState,
+    stmt: &CreateTable,
+    c: &dyn Connector,
+    diags: &mut Vec<Diagnostic>,
+) -> Columns {
     let mut cols = Columns::default();
     let mut pending_virtual = Vec::new();
     for (position, col) in stmt.columns.iter().enumerate() {
         let key = col.name.value.to_lowercase();
         if cols.spans.contains_key(&key) {
             diags.push(
-                Diagnostic::error(format!("duplicate column name '{}' in table '{}'", col.name.value, stmt.name.value))
-                    .with_span(col.name.span)
-                    .with_help("Give every column a distinct name."),
+                Diagnostic::error(format!(
+                    "duplicate column name '{}' in table '{}'",
+                    col.name.value, stmt.name.value
+                ))
+                .with_span(col.name.span)
+                .with_help("Give every column a distinct name."),
             );
             continue;
         }
@@ -94,7 +115,14 @@ pub(crate) fn build_columns(state: &SessionState, stmt: &CreateTable, c: &dyn Co
     let base = DFSchema::try_from(all_arrow_fields(&cols.fields, &[])).ok();
     for (position, col, declared, g) in pending_virtual {
         let Some(base) = &base else { break };
-        let Some((ty, nullable)) = plan_expr(state, base, &g.expr.to_string(), g.span, &format!("virtual column '{}'", col.name.value), diags) else {
+        let Some((ty, nullable)) = plan_expr(
+            state,
+            base,
+            &g.expr.to_string(),
+            g.span,
+            &format!("virtual column '{}'", col.name.value),
+            diags,
+        ) else {
             continue;
         };
         match FieldType::from_arrow(&Field::new("", ty.clone(), true)) {
@@ -115,9 +143,12 @@ pub(crate) fn build_columns(state: &SessionState, stmt: &CreateTable, c: &dyn Co
         }
         if col.not_null && nullable {
             diags.push(
-                Diagnostic::error(format!("virtual column '{}' is declared NOT NULL but its expression can be NULL", col.name.value))
-                    .with_span(g.span)
-                    .with_help("Remove NOT NULL, or wrap the expression in COALESCE(..)."),
+                Diagnostic::error(format!(
+                    "virtual column '{}' is declared NOT NULL but its expression can be NULL",
+                    col.name.value
+                ))
+                .with_span(g.span)
+                .with_help("Remove NOT NULL, or wrap the expression in COALESCE(..)."),
             );
         }
         cols.virtual_columns.push(VirtualColumn {
@@ -133,14 +164,25 @@ pub(crate) fn build_columns(state: &SessionState, stmt: &CreateTable, c: &dyn Co
     cols
 }
 
-fn check_metadata(c: &dyn Connector, field: &SourceField, key: &str, span: Span, diags: &mut Vec<Diagnostic>) {
+fn check_metadata(
+    c: &dyn Connector,
+    field: &SourceField,
+    key: &str,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) {
     let keys = c.metadata_keys();
     match keys.iter().find(|m| m.key == key) {
         None => {
             let names: Vec<&str> = keys.iter().map(|m| m.key).collect();
-            let mut d = Diagnostic::error(format!("unknown metadata key '{key}' for connector '{}'", c.id())).with_span(span);
+            let mut d = Diagnostic::error(format!(
+                "unknown metadata key '{key}' for connector '{}'",
+                c.id()
+            ))
+            .with_span(span);
             d = if names.is_empty() {
-                d.with_note(format!("connector '{}' exposes no metadata", c.id())).with_help("Remove METADATA FROM, or read the value from the message itself.")
+                d.with_note(format!("connector '{}' exposes no metadata", c.id()))
+                    .with_help("Remove METADATA FROM, or read the value from the message itself.")
             } else {
                 d = d.with_note(format!("its metadata keys are {}", quoted_list(&names)));
                 match closest(key, names.iter().copied()) {
@@ -158,7 +200,11 @@ fn check_metadata(c: &dyn Connector, field: &SourceField, key: &str, span: Span,
                 field.field_type
             ))
             .with_span(span)
-            .with_help(format!("Declare it as {} {} METADATA FROM '{key}'.", field.name, m.sql_type.field_type())),
+            .with_help(format!(
+                "Declare it as {} {} METADATA FROM '{key}'.",
+                field.name,
+                m.sql_type.field_type()
+            )),
         ),
         Some(_) => {}
     }
@@ -170,28 +216,43 @@ fn primary_key(stmt: &CreateTable, cols: &mut Columns, diags: &mut Vec<Diagnosti
     }
     if !cols.primary_keys.is_empty() {
         diags.push(
-            Diagnostic::error(format!("table '{}' declares its primary key twice", stmt.name.value))
-                .with_span(stmt.primary_key[0].span)
-                .with_help("Declare the key either on the columns or in PRIMARY KEY (...), not both."),
+            Diagnostic::error(format!(
+                "table '{}' declares its primary key twice",
+                stmt.name.value
+            ))
+            .with_span(stmt.primary_key[0].span)
+            .with_help("Declare the key either on the columns or in PRIMARY KEY (...), not both."),
         );
         return;
     }
     for k in &stmt.primary_key {
-        match cols.fields.iter_mut().find(|f| f.name.eq_ignore_ascii_case(&k.value)) {
+        match cols
+            .fields
+            .iter_mut()
+            .find(|f| f.name.eq_ignore_ascii_case(&k.value))
+        {
             Some(f) => {
                 f.required = true;
                 cols.primary_keys.insert(f.name.clone());
             }
             None => diags.push(
-                Diagnostic::error(format!("primary key column '{}' is not a column of table '{}'", k.value, stmt.name.value))
-                    .with_span(k.span)
-                    .with_help("Name a physical or metadata column."),
+                Diagnostic::error(format!(
+                    "primary key column '{}' is not a column of table '{}'",
+                    k.value, stmt.name.value
+                ))
+                .with_span(k.span)
+                .with_help("Name a physical or metadata column."),
             ),
         }
     }
 }
 
-fn watermark(state: &SessionState, stmt: &CreateTable, cols: &mut Columns, diags: &mut Vec<Diagnostic>) {
+fn watermark(
+    state: &SessionState,
+    stmt: &CreateTable,
+    cols: &mut Columns,
+    diags: &mut Vec<Diagnostic>,
+) {
     for extra in stmt.watermarks.iter().skip(1) {
         diags.push(
             Diagnostic::error("only one WATERMARK FOR clause is allowed per table")
@@ -199,14 +260,28 @@ fn watermark(state: &SessionState, stmt: &CreateTable, cols: &mut Columns, diags
                 .with_help("Remove the extra WATERMARK FOR clause."),
         );
     }
-    let Some(w) = stmt.watermarks.first() else { return };
+    let Some(w) = stmt.watermarks.first() else {
+        return;
+    };
     let schema = cols.arrow_schema();
-    let Ok(column) = schema.field_with_name(&w.column.value).cloned().or_else(|_| {
-        schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(&w.column.value)).map(|f| f.as_ref().clone()).ok_or(())
-    }) else {
+    let Ok(column) = schema
+        .field_with_name(&w.column.value)
+        .cloned()
+        .or_else(|_| {
+            schema
+                .fields()
+                .iter()
+                .find(|f| f.name().eq_ignore_ascii_case(&w.column.value))
+                .map(|f| f.as_ref().clone())
+                .ok_or(())
+        })
+    else {
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let mut d = Diagnostic::error(format!("WATERMARK FOR column '{}' does not exist in table '{}'", w.column.value, stmt.name.value))
-            .with_span(w.column.span);
+        let mut d = Diagnostic::error(format!(
+            "WATERMARK FOR column '{}' does not exist in table '{}'",
+            w.column.value, stmt.name.value
+        ))
+        .with_span(w.column.span);
         if let Some(s) = closest(&w.column.value, names.iter().copied()) {
             d = d.with_help(format!("Did you mean '{s}'?"));
         } else {
@@ -216,18 +291,32 @@ fn watermark(state: &SessionState, stmt: &CreateTable, cols: &mut Columns, diags
         return;
     };
     if !matches!(column.data_type(), DataType::Timestamp(_, None)) {
-        let shown = FieldType::from_arrow(&column).map(|t| t.to_string()).unwrap_or_else(|| column.data_type().to_string());
+        let shown = FieldType::from_arrow(&column)
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| column.data_type().to_string());
         diags.push(
-            Diagnostic::error(format!("WATERMARK FOR column '{}' has type {shown}, but it must be a TIMESTAMP", column.name()))
-                .with_span(w.column.span)
-                .with_help("Use a TIMESTAMP column, or add a virtual column that converts this one."),
+            Diagnostic::error(format!(
+                "WATERMARK FOR column '{}' has type {shown}, but it must be a TIMESTAMP",
+                column.name()
+            ))
+            .with_span(w.column.span)
+            .with_help("Use a TIMESTAMP column, or add a virtual column that converts this one."),
         );
         return;
     }
     let mut expression = None;
     if let Some((expr, span)) = &w.expr {
-        let Ok(df) = DFSchema::try_from(schema) else { return };
-        if let Some((ty, nullable)) = plan_expr(state, &df, &expr.to_string(), *span, "the WATERMARK FOR expression", diags) {
+        let Ok(df) = DFSchema::try_from(schema) else {
+            return;
+        };
+        if let Some((ty, nullable)) = plan_expr(
+            state,
+            &df,
+            &expr.to_string(),
+            *span,
+            "the WATERMARK FOR expression",
+            diags,
+        ) {
             if !matches!(ty, DataType::Timestamp(_, None)) {
                 diags.push(
                     Diagnostic::error(format!("the WATERMARK FOR expression has type {ty}, but it must be a TIMESTAMP"))
@@ -236,15 +325,23 @@ fn watermark(state: &SessionState, stmt: &CreateTable, cols: &mut Columns, diags
                 );
             } else if nullable {
                 diags.push(
-                    Diagnostic::error("the WATERMARK FOR expression can be NULL, but it must be NOT NULL")
-                        .with_span(*span)
-                        .with_help(format!("Declare column '{}' NOT NULL, or wrap the expression in COALESCE(..).", column.name())),
+                    Diagnostic::error(
+                        "the WATERMARK FOR expression can be NULL, but it must be NOT NULL",
+                    )
+                    .with_span(*span)
+                    .with_help(format!(
+                        "Declare column '{}' NOT NULL, or wrap the expression in COALESCE(..).",
+                        column.name()
+                    )),
                 );
             }
         }
         expression = Some(expr.to_string());
     }
-    cols.watermark = Some(Watermark { column: column.name().clone(), expression });
+    cols.watermark = Some(Watermark {
+        column: column.name().clone(),
+        expression,
+    });
 }
 
 /// Plan `sql` against `schema`: its type and nullability, or a diagnostic at `span`.
@@ -267,12 +364,21 @@ pub(crate) fn plan_expr(
             let msg = crate::errors::datafusion_message(&e);
             let d = match msg.strip_prefix("no field named ") {
                 Some(rest) => {
-                    let field = rest.split(['.', ' ']).next().unwrap_or(rest).trim_matches('"');
-                    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                    let d = Diagnostic::error(format!("{what} refers to unknown column '{field}'")).with_span(span);
+                    let field = rest
+                        .split(['.', ' '])
+                        .next()
+                        .unwrap_or(rest)
+                        .trim_matches('"');
+                    let names: Vec<&str> =
+                        schema.fields().iter().map(|f| f.name().as_str()).collect();
+                    let d = Diagnostic::error(format!("{what} refers to unknown column '{field}'"))
+                        .with_span(span);
                     match closest(field, names.iter().copied()) {
                         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
-                        None => d.with_help(format!("Refer to the table's physical or metadata columns: {}.", quoted_list(&names))),
+                        None => d.with_help(format!(
+                            "Refer to the table's physical or metadata columns: {}.",
+                            quoted_list(&names)
+                        )),
                     }
                 }
                 None => Diagnostic::error(format!("cannot plan {what}: {msg}")).with_span(span),

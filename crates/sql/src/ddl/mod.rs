@@ -8,8 +8,8 @@ mod profile;
 mod table;
 mod unknown;
 
-pub use generic::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
 pub(crate) use columns::all_arrow_fields;
+pub use generic::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
 pub(crate) use profile::{alter_profile, build_profile, drop_profile, lookup as lookup_profile};
 pub(crate) use table::build_table;
 

@@ -6,11 +6,17 @@ use crate::parser::ast::{DropBehavior, Name};
 use tributary_catalog::{CatalogStore, Change, new_profile_id, now_micros};
 use tributary_connectors::{MapRequest, ProfileCheck, describe, map_options, registry};
 use tributary_types::options::quoted_list;
-use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, Diagnostic, Span, SqlOption, WithOptions, closest};
+use tributary_types::{
+    CURRENT_FORMAT_VERSION, ConnectionProfile, Diagnostic, Span, SqlOption, WithOptions, closest,
+};
 
 /// Split diagnostics into warnings (returned) and errors (an `Err` with everything).
 pub(crate) fn finish(diags: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
-    if diags.iter().any(Diagnostic::is_error) { Err(diags) } else { Ok(diags) }
+    if diags.iter().any(Diagnostic::is_error) {
+        Err(diags)
+    } else {
+        Ok(diags)
+    }
 }
 
 /// The connector named by a `connector` option, or the diagnostics saying why not.
@@ -58,14 +64,29 @@ pub(crate) fn build_profile(
     with_span: Span,
     existing: Option<&ConnectionProfile>,
 ) -> Result<(ConnectionProfile, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let order: Vec<String> = options.iter().map(|o| o.key.clone()).collect();
     let (mut opts, mut diags) = WithOptions::new(options);
-    let Some(entry) = connector_option(&mut opts, with_span, &mut diags) else { return Err(diags) };
+    let Some(entry) = connector_option(&mut opts, with_span, &mut diags) else {
+        return Err(diags);
+    };
     let c = entry.connector;
     let Some(schema) = entry.profile_schema.as_ref() else {
         diags.push(
-            Diagnostic::error(format!("connector '{}' does not use connection profiles", c.id()))
-                .with_span(opts.all().iter().find(|o| o.key == "connector").map(|o| o.value_span).unwrap_or(with_span))
-                .with_help(format!("Give its options directly in CREATE TABLE ... WITH (connector = '{}', ...).", c.id())),
+            Diagnostic::error(format!(
+                "connector '{}' does not use connection profiles",
+                c.id()
+            ))
+            .with_span(
+                opts.all()
+                    .iter()
+                    .find(|o| o.key == "connector")
+                    .map(|o| o.value_span)
+                    .unwrap_or(with_span),
+            )
+            .with_help(format!(
+                "Give its options directly in CREATE TABLE ... WITH (connector = '{}', ...).",
+                c.id()
+            )),
         );
         return Err(diags);
     };
@@ -76,10 +97,20 @@ pub(crate) fn build_profile(
             None
         }
     };
-    let req = MapRequest { connector: c.id(), object: "connection profile", specs: c.profile_options(), schema, missing_span: with_span };
+    let req = MapRequest {
+        connector: c.id(),
+        object: "connection profile",
+        specs: c.profile_options(),
+        schema,
+        missing_span: with_span,
+    };
     let mapped = map_options(req, &mut opts, &mut diags);
     if !diags.iter().any(Diagnostic::is_error) {
-        diags.extend(c.check_profile(&ProfileCheck { config: &mapped.config, options: &mapped, statement_span: with_span }));
+        diags.extend(c.check_profile(&ProfileCheck {
+            config: &mapped.config,
+            options: &mapped,
+            statement_span: with_span,
+        }));
     }
     let candidates: Vec<String> = describe::option_docs(entry)
         .into_iter()
@@ -91,14 +122,25 @@ pub(crate) fn build_profile(
     let warnings = finish(diags)?;
     let mut entries = vec![];
     if let Some(v) = validate {
-        entries.push(tributary_types::OptionEntry { key: "validate".into(), value: tributary_types::OptionValue::Bool(v), sensitive: false });
+        entries.push(tributary_types::OptionEntry {
+            key: "validate".into(),
+            value: tributary_types::OptionValue::Bool(v),
+            sensitive: false,
+        });
     }
-    entries.extend(mapped.entries.iter().cloned());
+    // Keep the options in the order they were written.
+    let mut written = mapped.entries.clone();
+    written.sort_by_key(|e| order.iter().position(|k| *k == e.key).unwrap_or(usize::MAX));
+    entries.extend(written);
     let now = now_micros();
     let profile = ConnectionProfile {
         format_version: CURRENT_FORMAT_VERSION,
-        id: existing.map(|p| p.id.clone()).unwrap_or_else(new_profile_id),
-        name: existing.map(|p| p.name.clone()).unwrap_or_else(|| name.value.clone()),
+        id: existing
+            .map(|p| p.id.clone())
+            .unwrap_or_else(new_profile_id),
+        name: existing
+            .map(|p| p.name.clone())
+            .unwrap_or_else(|| name.value.clone()),
         connector: c.id().to_string(),
         description: c.profile_description(&mapped.config),
         config: mapped.config,
@@ -121,9 +163,12 @@ pub(crate) fn alter_profile(
     if let Some(o) = options.iter().find(|o| o.key == "connector") {
         if o.value.as_text() != existing.connector {
             return Err(vec![
-                Diagnostic::error(format!("the connector of connection profile '{}' cannot be changed", existing.name))
-                    .with_span(o.value_span)
-                    .with_help("Create a new profile for the other connector."),
+                Diagnostic::error(format!(
+                    "the connector of connection profile '{}' cannot be changed",
+                    existing.name
+                ))
+                .with_span(o.value_span)
+                .with_help("Create a new profile for the other connector."),
             ]);
         }
     }
@@ -133,12 +178,23 @@ pub(crate) fn alter_profile(
         value: tributary_types::OptionValue::String(existing.connector.clone()),
         value_span: with_span,
     }];
+    // A new value replaces the old one in place; new keys follow.
+    let mut options: Vec<SqlOption> = options
+        .into_iter()
+        .filter(|o| o.key != "connector")
+        .collect();
     for old in &existing.options {
-        if !options.iter().any(|n| n.key == old.key) {
-            merged.push(SqlOption { key: old.key.clone(), key_span: with_span, value: old.value.clone(), value_span: with_span });
+        match options.iter().position(|n| n.key == old.key) {
+            Some(i) => merged.push(options.remove(i)),
+            None => merged.push(SqlOption {
+                key: old.key.clone(),
+                key_span: with_span,
+                value: old.value.clone(),
+                value_span: with_span,
+            }),
         }
     }
-    merged.extend(options.into_iter().filter(|o| o.key != "connector"));
+    merged.extend(options);
     let (profile, warnings) = build_profile(name, merged, with_span, Some(&existing))?;
     Ok((vec![Change::PutProfile(profile)], warnings))
 }
@@ -158,7 +214,9 @@ pub(crate) fn drop_profile(
     };
     let mut changes = Vec::new();
     if behavior == DropBehavior::Cascade {
-        let dependents = store.dependents(&profile.id).map_err(|e| vec![super::catalog_diagnostic(e, name.span)])?;
+        let dependents = store
+            .dependents(&profile.id)
+            .map_err(|e| vec![super::catalog_diagnostic(e, name.span)])?;
         changes.extend(dependents.into_iter().map(Change::DeleteTable));
     }
     changes.push(Change::DeleteProfile(profile.id));
@@ -166,7 +224,10 @@ pub(crate) fn drop_profile(
 }
 
 /// A profile by name, or a diagnostic suggesting the existing names.
-pub(crate) fn lookup(store: &dyn CatalogStore, name: &Name) -> Result<ConnectionProfile, Vec<Diagnostic>> {
+pub(crate) fn lookup(
+    store: &dyn CatalogStore,
+    name: &Name,
+) -> Result<ConnectionProfile, Vec<Diagnostic>> {
     match store.profile_by_name(&name.value) {
         Ok(Some(p)) => Ok(p),
         Ok(None) => Err(vec![not_found(store, name)]),
@@ -180,8 +241,12 @@ pub(crate) fn not_found(store: &dyn CatalogStore, name: &Name) -> Diagnostic {
 }
 
 pub(crate) fn profile_not_found(store: &dyn CatalogStore, name: &str, span: Span) -> Diagnostic {
-    let names: Vec<String> = store.profiles().map(|ps| ps.into_iter().map(|p| p.name).collect()).unwrap_or_default();
-    let d = Diagnostic::error(format!("connection profile '{name}' does not exist")).with_span(span);
+    let names: Vec<String> = store
+        .profiles()
+        .map(|ps| ps.into_iter().map(|p| p.name).collect())
+        .unwrap_or_default();
+    let d =
+        Diagnostic::error(format!("connection profile '{name}' does not exist")).with_span(span);
     match closest(name, names.iter().map(String::as_str)) {
         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
         None if names.is_empty() => d.with_help("Create it first with CREATE CONNECTION PROFILE."),

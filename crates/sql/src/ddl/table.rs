@@ -11,8 +11,8 @@ use tributary_connectors::{MapRequest, RegisteredConnector, TableCheck, describe
 use tributary_formats::{all_format_keys, format_from_options};
 use tributary_types::options::quote_key;
 use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType, Diagnostic, FieldType, Format, SourceField,
-    Span, WithOptions, parse_interval_micros,
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
+    Diagnostic, FieldType, Format, SourceField, Span, WithOptions, parse_interval_micros,
 };
 
 /// Validate a table definition into a record (not yet stored), with its warnings.
@@ -33,7 +33,9 @@ pub(crate) fn build_table(
     // 1. Parse: duplicates are reported and dropped.
     let (mut opts, mut diags) = WithOptions::new(stmt.options.clone());
     // 2. Generic options.
-    let Some(entry) = connector_option(&mut opts, with_span, &mut diags) else { return Err(diags) };
+    let Some(entry) = connector_option(&mut opts, with_span, &mut diags) else {
+        return Err(diags);
+    };
     let c = entry.connector;
     let named_profile = opts.contains("connection_profile");
     let profile = resolve_profile(store, entry, &mut opts, &mut diags);
@@ -43,7 +45,9 @@ pub(crate) fn build_table(
         diags.push(
             Diagnostic::warning("option 'event_time_field' is deprecated")
                 .with_span(*s)
-                .with_help("Declare the event time with WATERMARK FOR column inside the column list."),
+                .with_help(
+                    "Declare the event time with WATERMARK FOR column inside the column list.",
+                ),
         );
     }
     let watermark_field = take_or_report(opts.take_field("watermark_field"), &mut diags);
@@ -58,7 +62,9 @@ pub(crate) fn build_table(
             diags.push(
                 Diagnostic::error(format!("a temporary table cannot have type '{t}'"))
                     .with_span(o.value_span)
-                    .with_help("Temporary tables are lookup tables; remove 'type' or set it to 'lookup'."),
+                    .with_help(
+                        "Temporary tables are lookup tables; remove 'type' or set it to 'lookup'.",
+                    ),
             );
         }
         opts.take("type");
@@ -78,12 +84,22 @@ pub(crate) fn build_table(
         check_role(entry, ConnectionType::Lookup, stmt, &mut diags);
         return Err(diags);
     }
-    let req = MapRequest { connector: c.id(), object: "table", specs: c.table_options(), schema: &entry.table_schema, missing_span: with_span };
+    let req = MapRequest {
+        connector: c.id(),
+        object: "table",
+        specs: c.table_options(),
+        schema: &entry.table_schema,
+        missing_span: with_span,
+    };
     let mapped = Some(map_options(req, &mut opts, &mut diags));
     // 6. Unknown options.
     let mut candidates: Vec<String> = describe::all_keys(entry);
     if profile.is_some() {
-        let profile_keys: Vec<String> = c.profile_options().iter().map(|s| s.key.to_string()).collect();
+        let profile_keys: Vec<String> = c
+            .profile_options()
+            .iter()
+            .map(|s| s.key.to_string())
+            .collect();
         candidates.retain(|k| !profile_keys.contains(k));
     }
     candidates.extend(all_format_keys().map(str::to_string));
@@ -94,18 +110,24 @@ pub(crate) fn build_table(
     let format = formats.format.clone();
     if format.is_none() && c.requires_format() {
         diags.push(
-            Diagnostic::error(format!("missing required option 'format' for table of connector '{}'", c.id()))
-                .with_span(with_span)
-                .with_help("Add format = 'json' (or raw_string, raw_bytes, debezium_json, parquet)."),
+            Diagnostic::error(format!(
+                "missing required option 'format' for table of connector '{}'",
+                c.id()
+            ))
+            .with_span(with_span)
+            .with_help("Add format = 'json' (or raw_string, raw_bytes, debezium_json, parquet)."),
         );
     }
     if let Some(span) = formats.compression_span
         && !c.supports_json_compression()
     {
         diags.push(
-            Diagnostic::error(format!("option 'json.compression' is only supported by the filesystem connector, not '{}'", c.id()))
-                .with_span(span)
-                .with_help("Remove the option; messages are not compressed per record."),
+            Diagnostic::error(format!(
+                "option 'json.compression' is only supported by the filesystem connector, not '{}'",
+                c.id()
+            ))
+            .with_span(span)
+            .with_help("Remove the option; messages are not compressed per record."),
         );
     }
     // 8. Connection type.
@@ -118,7 +140,14 @@ pub(crate) fn build_table(
     if let Some(fixed) = c.fixed_schema() {
         fixed_schema(c.id(), fixed, &mut cols, stmt, &mut diags);
     } else if cols.fields.is_empty() && cols.virtual_columns.is_empty() {
-        no_columns(name, connection_type, format.as_ref(), &mut cols, stmt, &mut diags);
+        no_columns(
+            name,
+            connection_type,
+            format.as_ref(),
+            &mut cols,
+            stmt,
+            &mut diags,
+        );
     }
     debezium_rules(&format, connection_type, &cols, stmt, &mut diags);
     if !stmt.partitioned_by.is_empty() {
@@ -138,24 +167,48 @@ pub(crate) fn build_table(
         fields: cols.fields.clone(),
     };
     for e in schema.validate() {
-        diags.push(Diagnostic::error(e.to_string()).with_span(stmt.name.span).with_help(schema_help(&e)));
+        diags.push(
+            Diagnostic::error(e.to_string())
+                .with_span(stmt.name.span)
+                .with_help(schema_help(&e)),
+        );
     }
     if let Some(m) = &mapped
         && !diags.iter().any(Diagnostic::is_error)
     {
-        let profile_config = profile.as_ref().map(|p| &p.config).or(inline_profile.as_ref());
-        let cx = TableCheck { table: name, config: &m.config, profile: profile_config, schema: &schema, connection_type, options: m, statement_span: with_span };
+        let profile_config = profile
+            .as_ref()
+            .map(|p| &p.config)
+            .or(inline_profile.as_ref());
+        let cx = TableCheck {
+            table: name,
+            config: &m.config,
+            profile: profile_config,
+            schema: &schema,
+            connection_type,
+            options: m,
+            statement_span: with_span,
+        };
         diags.extend(c.check_table(&cx));
     }
     let warnings = finish(diags)?;
     // 9. The record.
-    let mut options: Vec<_> = stmt.options.iter().filter(|o| o.key != "connector" && o.key != "connection_profile").map(|o| {
-        let sensitive = mapped.as_ref().is_some_and(|m| m.entries.iter().any(|e| e.key == o.key && e.sensitive))
-            || inline_sensitive(entry, &o.key);
-        o.to_entry(sensitive)
-    }).collect();
+    let mut options: Vec<_> = stmt
+        .options
+        .iter()
+        .filter(|o| o.key != "connector" && o.key != "connection_profile")
+        .map(|o| {
+            let sensitive = mapped
+                .as_ref()
+                .is_some_and(|m| m.entries.iter().any(|e| e.key == o.key && e.sensitive))
+                || inline_sensitive(entry, &o.key);
+            o.to_entry(sensitive)
+        })
+        .collect();
     options.dedup_by(|a, b| a.key == b.key);
-    let config = mapped.map(|m| m.config).unwrap_or_else(|| serde_json::json!({}));
+    let config = mapped
+        .map(|m| m.config)
+        .unwrap_or_else(|| serde_json::json!({}));
     let now = now_micros();
     Ok((
         ConnectionTable {
@@ -196,9 +249,11 @@ fn lookup_cache_options(temporary: bool, opts: &mut WithOptions, diags: &mut Vec
         && let Err(e) = parse_interval_micros(&o.value.as_text())
     {
         diags.push(
-            Diagnostic::error(format!("invalid interval for option 'lookup.cache.ttl': {e}"))
-                .with_span(o.value_span)
-                .with_help("Write it as 'lookup.cache.ttl' = INTERVAL '5' MINUTE."),
+            Diagnostic::error(format!(
+                "invalid interval for option 'lookup.cache.ttl': {e}"
+            ))
+            .with_span(o.value_span)
+            .with_help("Write it as 'lookup.cache.ttl' = INTERVAL '5' MINUTE."),
         );
     }
     if !temporary {
@@ -206,7 +261,9 @@ fn lookup_cache_options(temporary: bool, opts: &mut WithOptions, diags: &mut Vec
             diags.push(
                 Diagnostic::error(format!("option '{}' only applies to lookup tables", o.key))
                     .with_span(o.key_span)
-                    .with_help("Create the table with CREATE TEMPORARY TABLE, or remove the option."),
+                    .with_help(
+                        "Create the table with CREATE TEMPORARY TABLE, or remove the option.",
+                    ),
             );
         }
     }
@@ -220,23 +277,39 @@ fn take_or_report<T>(r: Result<Option<T>, Diagnostic>, diags: &mut Vec<Diagnosti
 }
 
 /// `connection_profile`: the named profile, which must exist and be of this connector.
-fn resolve_profile(store: &dyn CatalogStore, entry: &RegisteredConnector, opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> Option<ConnectionProfile> {
+fn resolve_profile(
+    store: &dyn CatalogStore,
+    entry: &RegisteredConnector,
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ConnectionProfile> {
     let (name, span) = take_or_report(opts.take_string("connection_profile"), diags)?;
     let c = entry.connector;
     if entry.profile_schema.is_none() {
         diags.push(
-            Diagnostic::error(format!("connector '{}' does not use connection profiles", c.id()))
-                .with_span(span)
-                .with_help("Remove 'connection_profile'."),
+            Diagnostic::error(format!(
+                "connector '{}' does not use connection profiles",
+                c.id()
+            ))
+            .with_span(span)
+            .with_help("Remove 'connection_profile'."),
         );
         return None;
     }
     match store.profile_by_name(&name) {
         Ok(Some(p)) if p.connector != c.id() => {
             diags.push(
-                Diagnostic::error(format!("connection profile '{}' is for connector '{}', not '{}'", p.name, p.connector, c.id()))
-                    .with_span(span)
-                    .with_help(format!("Use a profile created with connector = '{}', or change the table's connector.", c.id())),
+                Diagnostic::error(format!(
+                    "connection profile '{}' is for connector '{}', not '{}'",
+                    p.name,
+                    p.connector,
+                    c.id()
+                ))
+                .with_span(span)
+                .with_help(format!(
+                    "Use a profile created with connector = '{}', or change the table's connector.",
+                    c.id()
+                )),
             );
             None
         }
@@ -265,11 +338,19 @@ fn connection_settings(
     let schema = entry.profile_schema.as_ref()?;
     if let Some(p) = profile {
         for spec in c.profile_options() {
-            let Some(o) = opts.take(spec.key) else { continue };
+            let Some(o) = opts.take(spec.key) else {
+                continue;
+            };
             let d = if p.options.iter().any(|e| e.key == spec.key) {
-                Diagnostic::error(format!("option '{}' is set both by connection profile '{}' and by the table", spec.key, p.name))
-                    .with_span(o.key_span)
-                    .with_help(format!("Remove {} from the table; the profile's value applies.", quote_key(spec.key)))
+                Diagnostic::error(format!(
+                    "option '{}' is set both by connection profile '{}' and by the table",
+                    spec.key, p.name
+                ))
+                .with_span(o.key_span)
+                .with_help(format!(
+                    "Remove {} from the table; the profile's value applies.",
+                    quote_key(spec.key)
+                ))
             } else {
                 Diagnostic::error(format!("option '{}' belongs to the connection profile, not the table", spec.key))
                     .with_span(o.key_span)
@@ -283,7 +364,13 @@ fn connection_settings(
         }
         return None;
     }
-    let req = MapRequest { connector: c.id(), object: "table", specs: c.profile_options(), schema, missing_span: with_span };
+    let req = MapRequest {
+        connector: c.id(),
+        object: "table",
+        specs: c.profile_options(),
+        schema,
+        missing_span: with_span,
+    };
     let before = diags.len();
     let mapped = map_options(req, opts, diags);
     for d in diags[before..].iter_mut() {
@@ -295,16 +382,27 @@ fn connection_settings(
         }
     }
     if !diags.iter().any(Diagnostic::is_error) {
-        diags.extend(c.check_profile(&tributary_connectors::ProfileCheck { config: &mapped.config, options: &mapped, statement_span: with_span }));
+        diags.extend(c.check_profile(&tributary_connectors::ProfileCheck {
+            config: &mapped.config,
+            options: &mapped,
+            statement_span: with_span,
+        }));
     }
     Some(mapped.config)
 }
 
 fn inline_sensitive(entry: &RegisteredConnector, key: &str) -> bool {
-    describe::option_docs(entry).iter().any(|d| d.key == key && d.sensitive)
+    describe::option_docs(entry)
+        .iter()
+        .any(|d| d.key == key && d.sensitive)
 }
 
-fn check_role(entry: &RegisteredConnector, t: ConnectionType, stmt: &CreateTable, diags: &mut Vec<Diagnostic>) {
+fn check_role(
+    entry: &RegisteredConnector,
+    t: ConnectionType,
+    stmt: &CreateTable,
+    diags: &mut Vec<Diagnostic>,
+) {
     let roles = entry.connector.roles();
     let ok = match t {
         ConnectionType::Source => roles.source,
@@ -323,25 +421,54 @@ fn check_role(entry: &RegisteredConnector, t: ConnectionType, stmt: &CreateTable
             can.push("lookup (CREATE TEMPORARY TABLE)");
         }
         diags.push(
-            Diagnostic::error(format!("connector '{}' cannot be used as a {t} table", entry.connector.id()))
-                .with_span(stmt.name.span)
-                .with_note(format!("it supports: {}", can.join(", ")))
-                .with_help("Use a connector that supports this role."),
+            Diagnostic::error(format!(
+                "connector '{}' cannot be used as a {t} table",
+                entry.connector.id()
+            ))
+            .with_span(stmt.name.span)
+            .with_note(format!("it supports: {}", can.join(", ")))
+            .with_help("Use a connector that supports this role."),
         );
     }
 }
 
-fn fixed_schema(id: &str, fixed: Vec<SourceField>, cols: &mut Columns, stmt: &CreateTable, diags: &mut Vec<Diagnostic>) {
+fn fixed_schema(
+    id: &str,
+    fixed: Vec<SourceField>,
+    cols: &mut Columns,
+    stmt: &CreateTable,
+    diags: &mut Vec<Diagnostic>,
+) {
     if !stmt.columns.is_empty() {
-        let declared: Vec<(String, FieldType, bool)> = cols.fields.iter().map(|f| (f.name.clone(), f.field_type.clone(), f.required)).collect();
-        let expected: Vec<(String, FieldType, bool)> = fixed.iter().map(|f| (f.name.clone(), f.field_type.clone(), f.required)).collect();
+        let declared: Vec<(String, FieldType, bool)> = cols
+            .fields
+            .iter()
+            .map(|f| (f.name.clone(), f.field_type.clone(), f.required))
+            .collect();
+        let expected: Vec<(String, FieldType, bool)> = fixed
+            .iter()
+            .map(|f| (f.name.clone(), f.field_type.clone(), f.required))
+            .collect();
         if declared != expected || !cols.virtual_columns.is_empty() {
-            let list: Vec<String> = fixed.iter().map(|f| format!("{} {}{}", f.name, f.field_type, if f.required { " NOT NULL" } else { "" })).collect();
+            let list: Vec<String> = fixed
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {}{}",
+                        f.name,
+                        f.field_type,
+                        if f.required { " NOT NULL" } else { "" }
+                    )
+                })
+                .collect();
             diags.push(
-                Diagnostic::error(format!("the columns of table '{}' do not match the fixed schema of connector '{id}'", stmt.name.value))
-                    .with_span(stmt.columns[0].span)
-                    .with_note(format!("its schema is: {}", list.join(", ")))
-                    .with_help("Omit the column list; the connector supplies its schema."),
+                Diagnostic::error(format!(
+                    "the columns of table '{}' do not match the fixed schema of connector '{id}'",
+                    stmt.name.value
+                ))
+                .with_span(stmt.columns[0].span)
+                .with_note(format!("its schema is: {}", list.join(", ")))
+                .with_help("Omit the column list; the connector supplies its schema."),
             );
         }
     }
@@ -350,14 +477,27 @@ fn fixed_schema(id: &str, fixed: Vec<SourceField>, cols: &mut Columns, stmt: &Cr
 
 /// A table without columns: sinks take their schema from the first INSERT; formats with a
 /// single `value` column get it; other sources must declare columns.
-fn no_columns(name: &str, t: ConnectionType, format: Option<&Format>, cols: &mut Columns, stmt: &CreateTable, diags: &mut Vec<Diagnostic>) {
+fn no_columns(
+    name: &str,
+    t: ConnectionType,
+    format: Option<&Format>,
+    cols: &mut Columns,
+    stmt: &CreateTable,
+    diags: &mut Vec<Diagnostic>,
+) {
     if t == ConnectionType::Sink {
         return;
     }
     match format {
-        Some(Format::RawString {}) => cols.fields.push(SourceField::new("value", FieldType::String)),
-        Some(Format::RawBytes {}) => cols.fields.push(SourceField::new("value", FieldType::Bytes)),
-        Some(Format::Json(j)) if j.unstructured => cols.fields.push(SourceField::new("value", FieldType::Json)),
+        Some(Format::RawString {}) => cols
+            .fields
+            .push(SourceField::new("value", FieldType::String)),
+        Some(Format::RawBytes {}) => cols
+            .fields
+            .push(SourceField::new("value", FieldType::Bytes)),
+        Some(Format::Json(j)) if j.unstructured => {
+            cols.fields.push(SourceField::new("value", FieldType::Json))
+        }
         _ => diags.push(
             Diagnostic::error(format!("{t} table '{name}' declares no columns"))
                 .with_span(stmt.name.span)
@@ -366,22 +506,36 @@ fn no_columns(name: &str, t: ConnectionType, format: Option<&Format>, cols: &mut
     }
 }
 
-fn debezium_rules(format: &Option<Format>, t: ConnectionType, cols: &Columns, stmt: &CreateTable, diags: &mut Vec<Diagnostic>) {
+fn debezium_rules(
+    format: &Option<Format>,
+    t: ConnectionType,
+    cols: &Columns,
+    stmt: &CreateTable,
+    diags: &mut Vec<Diagnostic>,
+) {
     if !format.as_ref().is_some_and(Format::is_updating) {
         return;
     }
     if let Some(v) = cols.virtual_columns.first() {
         diags.push(
             Diagnostic::error("virtual columns cannot be used with the debezium_json format")
-                .with_span(cols.spans.get(&v.name.to_lowercase()).copied().unwrap_or(stmt.name.span))
+                .with_span(
+                    cols.spans
+                        .get(&v.name.to_lowercase())
+                        .copied()
+                        .unwrap_or(stmt.name.span),
+                )
                 .with_help("Remove the virtual column and compute it in a query instead."),
         );
     }
     if t == ConnectionType::Source && cols.primary_keys.is_empty() {
         diags.push(
-            Diagnostic::error(format!("debezium_json source table '{}' must have a PRIMARY KEY", stmt.name.value))
-                .with_span(stmt.name.span)
-                .with_help("Mark the key columns with PRIMARY KEY, or add PRIMARY KEY (col, ...)."),
+            Diagnostic::error(format!(
+                "debezium_json source table '{}' must have a PRIMARY KEY",
+                stmt.name.value
+            ))
+            .with_span(stmt.name.span)
+            .with_help("Mark the key columns with PRIMARY KEY, or add PRIMARY KEY (col, ...)."),
         );
     }
 }
@@ -395,27 +549,47 @@ fn event_time(
     if let Some(w) = &cols.watermark {
         if let Some((_, s)) = &field {
             diags.push(
-                Diagnostic::error("option 'event_time_field' cannot be combined with WATERMARK FOR")
-                    .with_span(*s)
-                    .with_help("Remove 'event_time_field'; WATERMARK FOR names the event-time column."),
+                Diagnostic::error(
+                    "option 'event_time_field' cannot be combined with WATERMARK FOR",
+                )
+                .with_span(*s)
+                .with_help("Remove 'event_time_field'; WATERMARK FOR names the event-time column."),
             );
         }
         return Some(w.column.clone());
     }
     let schema = cols.arrow_schema();
-    for (key, value) in [("event_time_field", &field), ("watermark_field", &watermark_field)] {
+    for (key, value) in [
+        ("event_time_field", &field),
+        ("watermark_field", &watermark_field),
+    ] {
         let Some((name, span)) = value else { continue };
-        match schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name)) {
+        match schema
+            .fields()
+            .iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
+        {
             None => diags.push(
-                Diagnostic::error(format!("option '{key}' names column '{name}', which does not exist"))
+                Diagnostic::error(format!(
+                    "option '{key}' names column '{name}', which does not exist"
+                ))
+                .with_span(*span)
+                .with_help("Name a TIMESTAMP column of the table."),
+            ),
+            Some(f)
+                if !matches!(
+                    f.data_type(),
+                    datafusion::arrow::datatypes::DataType::Timestamp(_, None)
+                ) =>
+            {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "option '{key}' names column '{name}', which is not a TIMESTAMP"
+                    ))
                     .with_span(*span)
                     .with_help("Name a TIMESTAMP column of the table."),
-            ),
-            Some(f) if !matches!(f.data_type(), datafusion::arrow::datatypes::DataType::Timestamp(_, None)) => diags.push(
-                Diagnostic::error(format!("option '{key}' names column '{name}', which is not a TIMESTAMP"))
-                    .with_span(*span)
-                    .with_help("Name a TIMESTAMP column of the table."),
-            ),
+                )
+            }
             Some(_) => {}
         }
     }
@@ -424,9 +598,17 @@ fn event_time(
 
 fn schema_help(e: &tributary_types::SchemaError) -> String {
     match e {
-        tributary_types::SchemaError::DuplicateField { .. } => "Give every field a distinct name at each nesting level.".into(),
-        tributary_types::SchemaError::RawString => "Declare exactly one column: value TEXT (metadata columns may be added).".into(),
-        tributary_types::SchemaError::RawBytes => "Declare exactly one column: value BYTEA (metadata columns may be added).".into(),
-        tributary_types::SchemaError::UnstructuredJson => "Declare exactly one column: value JSON (metadata columns may be added).".into(),
+        tributary_types::SchemaError::DuplicateField { .. } => {
+            "Give every field a distinct name at each nesting level.".into()
+        }
+        tributary_types::SchemaError::RawString => {
+            "Declare exactly one column: value TEXT (metadata columns may be added).".into()
+        }
+        tributary_types::SchemaError::RawBytes => {
+            "Declare exactly one column: value BYTEA (metadata columns may be added).".into()
+        }
+        tributary_types::SchemaError::UnstructuredJson => {
+            "Declare exactly one column: value JSON (metadata columns may be added).".into()
+        }
     }
 }

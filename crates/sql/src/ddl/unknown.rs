@@ -5,14 +5,30 @@ use tributary_types::{Diagnostic, WithOptions, closest};
 
 /// One diagnostic per unknown option, with a did-you-mean from `candidates` and a pointer
 /// to where the valid options are listed.
-pub(crate) fn report_unknown(opts: &WithOptions, object: &str, connector: &str, candidates: &[String], diags: &mut Vec<Diagnostic>) {
+pub(crate) fn report_unknown(
+    opts: &WithOptions,
+    object: &str,
+    connector: &str,
+    candidates: &[String],
+    diags: &mut Vec<Diagnostic>,
+) {
     for o in opts.remaining() {
-        let mut d = Diagnostic::error(format!("unknown option '{}' for {object} of connector '{connector}'", o.key))
-            .with_span(o.key_span)
-            .with_note(format!("DESCRIBE CONNECTOR {connector} lists the valid options"));
+        let mut d = Diagnostic::error(format!(
+            "unknown option '{}' for {object} of connector '{connector}'",
+            o.key
+        ))
+        .with_span(o.key_span)
+        .with_note(format!(
+            "DESCRIBE CONNECTOR {connector} lists the valid options"
+        ));
         match closest(&o.key, candidates.iter().map(String::as_str)) {
             Some(s) => d = d.with_help(format!("Did you mean {}?", quote_key_always(s))),
-            None => d = d.with_help(format!("Remove {}, or check its spelling.", quote_key(&o.key))),
+            None => {
+                d = d.with_help(format!(
+                    "Remove {}, or check its spelling.",
+                    quote_key(&o.key)
+                ))
+            }
         }
         diags.push(d);
     }

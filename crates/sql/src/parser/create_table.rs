@@ -4,14 +4,18 @@
 use super::ast::{ColumnDef, CreateTable, Generated, Name, WatermarkDef};
 use super::spans::span;
 use super::{PResult, StmtError, StmtParser, normalize_ident};
-use datafusion::sql::sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value};
+use datafusion::sql::sqlparser::ast::{
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value,
+};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::Token;
 use tributary_types::{Diagnostic, Span};
 
 impl StmtParser {
     pub(crate) fn create_table(&mut self, temporary: bool) -> PResult<CreateTable> {
-        let if_not_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+        let if_not_exists = self
+            .p
+            .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
         let name = self.name()?;
         let mut table = CreateTable {
             name,
@@ -57,7 +61,9 @@ impl StmtParser {
             loop {
                 let start = span(self.p.peek_token_ref().span);
                 let expr = self.p.parse_expr()?;
-                table.partitioned_by.push((expr, start.union(&span(self.p.get_current_token().span))));
+                table
+                    .partitioned_by
+                    .push((expr, start.union(&span(self.p.get_current_token().span))));
                 if !self.p.consume_token(&Token::Comma) {
                     break;
                 }
@@ -73,7 +79,10 @@ impl StmtParser {
         if self.eat_word("watermark") {
             self.p.expect_keyword(Keyword::FOR)?;
             let ident = self.p.parse_identifier()?;
-            let column = Name { value: normalize_ident(&ident), span: span(ident.span) };
+            let column = Name {
+                value: normalize_ident(&ident),
+                span: span(ident.span),
+            };
             let expr = if self.p.parse_keyword(Keyword::AS) {
                 let at = span(self.p.peek_token_ref().span);
                 let e = self.p.parse_expr()?;
@@ -82,14 +91,21 @@ impl StmtParser {
                 None
             };
             let whole = start.union(&span(self.p.get_current_token().span));
-            table.watermarks.push(WatermarkDef { column, expr, span: whole });
+            table.watermarks.push(WatermarkDef {
+                column,
+                expr,
+                span: whole,
+            });
             return Ok(());
         }
         if self.p.parse_keywords(&[Keyword::PRIMARY, Keyword::KEY]) {
             self.p.expect_token(&Token::LParen)?;
             loop {
                 let ident = self.p.parse_identifier()?;
-                table.primary_key.push(Name { value: normalize_ident(&ident), span: span(ident.span) });
+                table.primary_key.push(Name {
+                    value: normalize_ident(&ident),
+                    span: span(ident.span),
+                });
                 if !self.p.consume_token(&Token::Comma) {
                     break;
                 }
@@ -97,7 +113,14 @@ impl StmtParser {
             self.p.expect_token(&Token::RParen)?;
             return Ok(());
         }
-        for kw in [Keyword::CONSTRAINT, Keyword::UNIQUE, Keyword::FOREIGN, Keyword::CHECK, Keyword::INDEX, Keyword::KEY] {
+        for kw in [
+            Keyword::CONSTRAINT,
+            Keyword::UNIQUE,
+            Keyword::FOREIGN,
+            Keyword::CHECK,
+            Keyword::INDEX,
+            Keyword::KEY,
+        ] {
             if self.p.peek_keyword(kw) {
                 return Err(StmtError::Diagnostic(
                     Diagnostic::error(format!("table constraint {kw:?} is not supported in connection tables"))
@@ -114,7 +137,10 @@ impl StmtParser {
     fn column_def(&mut self) -> PResult<ColumnDef> {
         let start = span(self.p.peek_token_ref().span);
         let ident = self.p.parse_identifier()?;
-        let name = Name { value: normalize_ident(&ident), span: span(ident.span) };
+        let name = Name {
+            value: normalize_ident(&ident),
+            span: span(ident.span),
+        };
         if matches!(self.p.peek_token_ref().token, Token::Comma | Token::RParen) {
             return Err(StmtError::Diagnostic(
                 Diagnostic::error(format!("column '{}' has no type", name.value))
@@ -136,7 +162,10 @@ impl StmtParser {
             span: start,
         };
         loop {
-            if matches!(self.p.peek_token_ref().token, Token::Comma | Token::RParen | Token::EOF) {
+            if matches!(
+                self.p.peek_token_ref().token,
+                Token::Comma | Token::RParen | Token::EOF
+            ) {
                 break;
             }
             if self.p.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
@@ -149,7 +178,10 @@ impl StmtParser {
                 let at = span(self.p.peek_token_ref().span);
                 let key = self.p.parse_literal_string()?;
                 col.metadata_key = Some((key, at));
-            } else if self.p.parse_keywords(&[Keyword::GENERATED, Keyword::ALWAYS, Keyword::AS]) {
+            } else if self
+                .p
+                .parse_keywords(&[Keyword::GENERATED, Keyword::ALWAYS, Keyword::AS])
+            {
                 self.p.expect_token(&Token::LParen)?;
                 let at = span(self.p.peek_token_ref().span);
                 let expr = self.p.parse_expr()?;
@@ -161,7 +193,13 @@ impl StmtParser {
                 }
                 match metadata_call(&expr, expr_span)? {
                     Some(key) => col.metadata_key = Some((key, expr_span)),
-                    None => col.generated = Some(Generated { expr, span: expr_span, stored }),
+                    None => {
+                        col.generated = Some(Generated {
+                            expr,
+                            span: expr_span,
+                            stored,
+                        })
+                    }
                 }
             } else {
                 let t = self.p.peek_token();

@@ -52,13 +52,24 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
     split(tokens)
         .into_iter()
         .map(|stmt_tokens| {
-            let first = stmt_tokens.first().map(|t| span(t.span)).unwrap_or_default();
+            let first = stmt_tokens
+                .first()
+                .map(|t| span(t.span))
+                .unwrap_or_default();
             let last = stmt_tokens.last().map(|t| span(t.span)).unwrap_or_default();
             let whole = first.union(&last);
             let text = index.slice(whole).to_string();
             match parse_statement(stmt_tokens) {
-                Ok(statement) => Ok(ParsedStatement { statement, span: whole, text }),
-                Err(diagnostic) => Err(ParseFailure { span: whole, text, diagnostic }),
+                Ok(statement) => Ok(ParsedStatement {
+                    statement,
+                    span: whole,
+                    text,
+                }),
+                Err(diagnostic) => Err(ParseFailure {
+                    span: whole,
+                    text,
+                    diagnostic,
+                }),
             }
         })
         .collect()
@@ -103,7 +114,18 @@ fn is_word(t: &TokenWithSpan, word: &str) -> bool {
 fn leading_words(tokens: &[TokenWithSpan], n: usize) -> Vec<String> {
     tokens
         .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab | Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_))))
+        .filter(|t| {
+            !matches!(
+                t.token,
+                Token::Whitespace(
+                    Whitespace::Space
+                        | Whitespace::Newline
+                        | Whitespace::Tab
+                        | Whitespace::SingleLineComment { .. }
+                        | Whitespace::MultiLineComment(_)
+                )
+            )
+        })
         .take(n)
         .map(|t| match &t.token {
             Token::Word(w) if w.quote_style.is_none() => w.value.to_uppercase(),
@@ -179,13 +201,19 @@ pub(crate) struct StmtParser {
 
 impl StmtParser {
     fn new(tokens: Vec<TokenWithSpan>) -> Self {
-        Self { p: Parser::new(&DIALECT).with_tokens_with_locations(tokens) }
+        Self {
+            p: Parser::new(&DIALECT).with_tokens_with_locations(tokens),
+        }
     }
 
     /// The span of the token the parser is looking at (or the last one at the end).
     pub(crate) fn error_span(&self) -> Span {
         let next = self.p.peek_token_ref();
-        if next.token == Token::EOF { span(self.p.get_current_token().span) } else { span(next.span) }
+        if next.token == Token::EOF {
+            span(self.p.get_current_token().span)
+        } else {
+            span(next.span)
+        }
     }
 
     /// Consume `word` (an unreserved word compared case-insensitively) if it is next.
@@ -203,7 +231,14 @@ impl StmtParser {
             Ok(())
         } else {
             let found = self.p.peek_token();
-            Err(self.p.expected::<()>(word, found).err().map(StmtError::Parser).unwrap_or_else(|| StmtError::Parser(ParserError::ParserError(format!("Expected: {word}")))))
+            Err(self
+                .p
+                .expected::<()>(word, found)
+                .err()
+                .map(StmtError::Parser)
+                .unwrap_or_else(|| {
+                    StmtError::Parser(ParserError::ParserError(format!("Expected: {word}")))
+                }))
         }
     }
 
@@ -212,8 +247,16 @@ impl StmtParser {
         let start = span(self.p.peek_token_ref().span);
         let object = self.p.parse_object_name(false)?;
         let end = span(self.p.get_current_token().span);
-        let parts: Vec<String> = object.0.iter().filter_map(|p| p.as_ident()).map(normalize_ident).collect();
-        Ok(Name { value: parts.join("."), span: start.union(&end) })
+        let parts: Vec<String> = object
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident())
+            .map(normalize_ident)
+            .collect();
+        Ok(Name {
+            value: parts.join("."),
+            span: start.union(&end),
+        })
     }
 
     pub(crate) fn expect_end(&mut self) -> PResult<()> {
@@ -222,9 +265,12 @@ impl StmtParser {
             Ok(())
         } else {
             Err(StmtError::Diagnostic(
-                Diagnostic::error(format!("syntax error: unexpected '{}' after the end of the statement", t.token))
-                    .with_span(span(t.span))
-                    .with_help("Remove it, or end the statement with a semicolon before it."),
+                Diagnostic::error(format!(
+                    "syntax error: unexpected '{}' after the end of the statement",
+                    t.token
+                ))
+                .with_span(span(t.span))
+                .with_help("Remove it, or end the statement with a semicolon before it."),
             ))
         }
     }
@@ -234,15 +280,25 @@ impl StmtParser {
         if p.parse_keyword(Keyword::CREATE) {
             if self.eat_word("connection") {
                 self.expect_word("profile")?;
-                let if_not_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+                let if_not_exists =
+                    self.p
+                        .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
                 let name = self.name()?;
                 let (options, with_span) = self.with_clause(Keyword::WITH)?;
                 self.expect_end()?;
-                return Ok(Statement::CreateProfile { name, if_not_exists, options, with_span });
+                return Ok(Statement::CreateProfile {
+                    name,
+                    if_not_exists,
+                    options,
+                    with_span,
+                });
             }
-            let temporary = self.p.parse_keyword(Keyword::TEMPORARY) || self.p.parse_keyword(Keyword::TEMP);
+            let temporary =
+                self.p.parse_keyword(Keyword::TEMPORARY) || self.p.parse_keyword(Keyword::TEMP);
             self.p.expect_keyword(Keyword::TABLE)?;
-            return self.create_table(temporary).map(|t| Statement::CreateTable(Box::new(t)));
+            return self
+                .create_table(temporary)
+                .map(|t| Statement::CreateTable(Box::new(t)));
         }
         if p.parse_keyword(Keyword::ALTER) {
             self.expect_word("connection")?;
@@ -251,7 +307,11 @@ impl StmtParser {
             self.p.expect_keyword(Keyword::SET)?;
             let (options, with_span) = self.paren_options()?;
             self.expect_end()?;
-            return Ok(Statement::AlterProfile { name, options, with_span });
+            return Ok(Statement::AlterProfile {
+                name,
+                options,
+                with_span,
+            });
         }
         if p.parse_keyword(Keyword::DROP) {
             if self.eat_word("connection") {
@@ -260,7 +320,11 @@ impl StmtParser {
                 let name = self.name()?;
                 let behavior = self.drop_behavior();
                 self.expect_end()?;
-                return Ok(Statement::DropProfile { name, if_exists, behavior });
+                return Ok(Statement::DropProfile {
+                    name,
+                    if_exists,
+                    behavior,
+                });
             }
             self.p.expect_keyword(Keyword::TABLE)?;
             let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
@@ -318,7 +382,11 @@ impl StmtParser {
         } else {
             self.p.expect_keyword(Keyword::TABLE)?;
             let name = self.name()?;
-            let limit = if self.p.parse_keyword(Keyword::LIMIT) { Some(self.p.parse_literal_uint()?) } else { None };
+            let limit = if self.p.parse_keyword(Keyword::LIMIT) {
+                Some(self.p.parse_literal_uint()?)
+            } else {
+                None
+            };
             Statement::TestTable { name, limit }
         };
         self.expect_end()?;
@@ -337,7 +405,11 @@ impl StmtParser {
 
 /// DataFusion's identifier rule: unquoted names are lowercased, quoted names kept.
 pub(crate) fn normalize_ident(ident: &datafusion::sql::sqlparser::ast::Ident) -> String {
-    if ident.quote_style.is_some() { ident.value.clone() } else { ident.value.to_lowercase() }
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,12 @@ impl StmtParser {
         let mut key = match &first.token {
             Token::SingleQuotedString(s) => s.clone(),
             Token::Word(w) => w.value.clone(),
-            _ => return self.p.expected("an option name", first).map_err(StmtError::Parser),
+            _ => {
+                return self
+                    .p
+                    .expected("an option name", first)
+                    .map_err(StmtError::Parser);
+            }
         };
         // Dotted keys may be written bare: bootstrap.servers = '...'.
         if matches!(first.token, Token::Word(ref w) if w.quote_style.is_none()) {
@@ -55,7 +60,12 @@ impl StmtParser {
                         key.push('.');
                         key.push_str(n);
                     }
-                    _ => return self.p.expected("the rest of a dotted option name", part).map_err(StmtError::Parser),
+                    _ => {
+                        return self
+                            .p
+                            .expected("the rest of a dotted option name", part)
+                            .map_err(StmtError::Parser);
+                    }
                 }
             }
         }
@@ -63,9 +73,12 @@ impl StmtParser {
         if !self.p.consume_token(&Token::Eq) {
             let found = self.p.peek_token();
             return Err(StmtError::Diagnostic(
-                Diagnostic::error(format!("syntax error: expected '=' after option '{key}', found {}", found.token))
-                    .with_span(span(found.span))
-                    .with_help(format!("Write options as {key} = 'value'.")),
+                Diagnostic::error(format!(
+                    "syntax error: expected '=' after option '{key}', found {}",
+                    found.token
+                ))
+                .with_span(span(found.span))
+                .with_help(format!("Write options as {key} = 'value'.")),
             ));
         }
         let value_start = span(self.p.peek_token_ref().span);
@@ -79,7 +92,12 @@ impl StmtParser {
                     .with_help(format!("Quote the value: {key} = '...'.")),
             )
         })?;
-        Ok(SqlOption { key, key_span, value, value_span })
+        Ok(SqlOption {
+            key,
+            key_span,
+            value,
+            value_span,
+        })
     }
 }
 
@@ -87,24 +105,36 @@ impl StmtParser {
 pub(crate) fn option_value(expr: &Expr) -> Option<OptionValue> {
     Some(match expr {
         Expr::Value(v) => match &v.value {
-            Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) | Value::NationalStringLiteral(s) => {
-                OptionValue::String(s.clone())
-            }
+            Value::SingleQuotedString(s)
+            | Value::EscapedStringLiteral(s)
+            | Value::NationalStringLiteral(s) => OptionValue::String(s.clone()),
             Value::DoubleQuotedString(s) => OptionValue::Identifier(s.clone()),
             Value::Number(n, _) => OptionValue::Number(n.to_string()),
             Value::Boolean(b) => OptionValue::Bool(*b),
             _ => return None,
         },
-        Expr::UnaryOp { op: UnaryOperator::Minus, expr } => match option_value(expr)? {
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match option_value(expr)? {
             OptionValue::Number(n) => OptionValue::Number(format!("-{n}")),
             _ => return None,
         },
         Expr::Interval(_) => OptionValue::Interval(expr.to_string()),
         Expr::Identifier(i) => OptionValue::Identifier(i.value.clone()),
-        Expr::CompoundIdentifier(parts) => {
-            OptionValue::Identifier(parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join("."))
-        }
-        Expr::Array(a) => OptionValue::Array(a.elem.iter().map(option_value).collect::<Option<Vec<_>>>()?),
+        Expr::CompoundIdentifier(parts) => OptionValue::Identifier(
+            parts
+                .iter()
+                .map(|p| p.value.as_str())
+                .collect::<Vec<_>>()
+                .join("."),
+        ),
+        Expr::Array(a) => OptionValue::Array(
+            a.elem
+                .iter()
+                .map(option_value)
+                .collect::<Option<Vec<_>>>()?,
+        ),
         Expr::Nested(inner) => option_value(inner)?,
         _ => return None,
     })

@@ -23,7 +23,12 @@ pub fn parser_error(e: ParserError, at: Span) -> Diagnostic {
     // sqlparser appends " at Line: x, Column: y"; the span carries the position instead,
     // and that position (the offending token) beats the parser's look-ahead.
     let (text, at) = match text.find(" at Line: ") {
-        Some(i) => (text[..i].to_string(), reported_location(&text[i..]).map(|l| Span::new(l, l)).unwrap_or(at)),
+        Some(i) => (
+            text[..i].to_string(),
+            reported_location(&text[i..])
+                .map(|l| Span::new(l, l))
+                .unwrap_or(at),
+        ),
         None => (text, at),
     };
     let message = match text.strip_prefix("Expected: ") {
@@ -64,15 +69,26 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Self { starts, text_len: text.len(), text: text.to_string() }
+        Self {
+            starts,
+            text_len: text.len(),
+            text: text.to_string(),
+        }
     }
 
     /// The byte offset of a 1-based line/column location (columns count characters).
     pub fn offset(&self, loc: Location) -> usize {
-        let Some(&start) = self.starts.get(loc.line.saturating_sub(1) as usize) else { return self.text_len };
+        let Some(&start) = self.starts.get(loc.line.saturating_sub(1) as usize) else {
+            return self.text_len;
+        };
         let line = &self.text[start..];
         let col = loc.column.saturating_sub(1) as usize;
-        start + line.char_indices().nth(col).map(|(i, _)| i).unwrap_or(line.len())
+        start
+            + line
+                .char_indices()
+                .nth(col)
+                .map(|(i, _)| i)
+                .unwrap_or(line.len())
     }
 
     /// The text between two locations.
@@ -88,7 +104,10 @@ mod tests {
 
     #[test]
     fn parser_errors_read_well() {
-        let d = parser_error(ParserError::ParserError("Expected: ), found: foo at Line: 1, Column: 9".into()), Span::default());
+        let d = parser_error(
+            ParserError::ParserError("Expected: ), found: foo at Line: 1, Column: 9".into()),
+            Span::default(),
+        );
         assert_eq!(d.message, "syntax error: expected ), found foo");
     }
 

@@ -23,7 +23,9 @@ fn err(sql: &str) -> tributary_types::Diagnostic {
 #[test]
 fn arroyo_table_with_everything() {
     let sql = "CREATE TABLE orders (\n  id BIGINT NOT NULL PRIMARY KEY,\n  ts TIMESTAMP(3) NOT NULL,\n  tags TEXT[],\n  s STRUCT<a INT, b TEXT>,\n  amount DECIMAL(10, 2),\n  u INT UNSIGNED,\n  doc JSON,\n  part INT METADATA FROM 'partition',\n  off BIGINT GENERATED ALWAYS AS (metadata('offset_id')) STORED,\n  double_id BIGINT GENERATED ALWAYS AS (id * 2),\n  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND\n) WITH (\n  connector = 'kafka',\n  'source.offset' = 'earliest',\n  bootstrap.servers = 'x',\n  rate = 1.5,\n  flag = true,\n  every = INTERVAL '1' MINUTE,\n  fields = [a, 'b']\n) PARTITIONED BY (bucket(id, 4))";
-    let Statement::CreateTable(t) = one(sql) else { panic!() };
+    let Statement::CreateTable(t) = one(sql) else {
+        panic!()
+    };
     assert_eq!(t.name.value, "orders");
     assert_eq!(t.columns.len(), 10);
     assert!(t.columns[0].not_null && t.columns[0].primary_key);
@@ -31,13 +33,33 @@ fn arroyo_table_with_everything() {
     assert_eq!(t.columns[8].metadata_key.as_ref().unwrap().0, "offset_id");
     assert!(t.columns[9].generated.is_some());
     assert_eq!(t.watermarks.len(), 1);
-    assert_eq!(t.watermarks[0].expr.as_ref().unwrap().0.to_string(), "ts - INTERVAL '5' SECOND");
+    assert_eq!(
+        t.watermarks[0].expr.as_ref().unwrap().0.to_string(),
+        "ts - INTERVAL '5' SECOND"
+    );
     let keys: Vec<&str> = t.options.iter().map(|o| o.key.as_str()).collect();
-    assert_eq!(keys, ["connector", "source.offset", "bootstrap.servers", "rate", "flag", "every", "fields"]);
+    assert_eq!(
+        keys,
+        [
+            "connector",
+            "source.offset",
+            "bootstrap.servers",
+            "rate",
+            "flag",
+            "every",
+            "fields"
+        ]
+    );
     assert_eq!(t.options[3].value, OptionValue::Number("1.5".into()));
     assert_eq!(t.options[4].value, OptionValue::Bool(true));
     assert!(matches!(t.options[5].value, OptionValue::Interval(_)));
-    assert_eq!(t.options[6].value, OptionValue::Array(vec![OptionValue::Identifier("a".into()), OptionValue::String("b".into())]));
+    assert_eq!(
+        t.options[6].value,
+        OptionValue::Array(vec![
+            OptionValue::Identifier("a".into()),
+            OptionValue::String("b".into())
+        ])
+    );
     assert_eq!(t.options[1].key_span.start, Location::new(15, 3));
     assert_eq!(t.options[1].value_span.start, Location::new(15, 21));
     assert_eq!(t.partitioned_by.len(), 1);
@@ -45,7 +67,9 @@ fn arroyo_table_with_everything() {
 
 #[test]
 fn table_level_primary_key_and_temporary() {
-    let Statement::CreateTable(t) = one("CREATE TEMPORARY TABLE lk (k TEXT, v TEXT, PRIMARY KEY (k)) WITH (connector = 'redis')") else {
+    let Statement::CreateTable(t) = one(
+        "CREATE TEMPORARY TABLE lk (k TEXT, v TEXT, PRIMARY KEY (k)) WITH (connector = 'redis')",
+    ) else {
         panic!()
     };
     assert!(t.temporary);
@@ -54,20 +78,54 @@ fn table_level_primary_key_and_temporary() {
 
 #[test]
 fn profile_statements() {
-    assert!(matches!(one("CREATE CONNECTION PROFILE IF NOT EXISTS p WITH (connector = 'kafka')"), Statement::CreateProfile { if_not_exists: true, .. }));
-    assert!(matches!(one("alter connection profile p set (bootstrap_servers = 'a:1')"), Statement::AlterProfile { .. }));
-    assert!(matches!(one("DROP CONNECTION PROFILE IF EXISTS p CASCADE"), Statement::DropProfile { if_exists: true, behavior: DropBehavior::Cascade, .. }));
-    assert!(matches!(one("SHOW CONNECTION PROFILES"), Statement::ShowProfiles));
-    assert!(matches!(one("DESCRIBE CONNECTION PROFILE p"), Statement::DescribeProfile(_)));
-    assert!(matches!(one("SHOW CREATE CONNECTION PROFILE p"), Statement::ShowCreateProfile(_)));
-    assert!(matches!(one("TEST TABLE t LIMIT 5"), Statement::TestTable { limit: Some(5), .. }));
-    assert!(matches!(one("describe connector kafka"), Statement::DescribeConnector(_)));
+    assert!(matches!(
+        one("CREATE CONNECTION PROFILE IF NOT EXISTS p WITH (connector = 'kafka')"),
+        Statement::CreateProfile {
+            if_not_exists: true,
+            ..
+        }
+    ));
+    assert!(matches!(
+        one("alter connection profile p set (bootstrap_servers = 'a:1')"),
+        Statement::AlterProfile { .. }
+    ));
+    assert!(matches!(
+        one("DROP CONNECTION PROFILE IF EXISTS p CASCADE"),
+        Statement::DropProfile {
+            if_exists: true,
+            behavior: DropBehavior::Cascade,
+            ..
+        }
+    ));
+    assert!(matches!(
+        one("SHOW CONNECTION PROFILES"),
+        Statement::ShowProfiles
+    ));
+    assert!(matches!(
+        one("DESCRIBE CONNECTION PROFILE p"),
+        Statement::DescribeProfile(_)
+    ));
+    assert!(matches!(
+        one("SHOW CREATE CONNECTION PROFILE p"),
+        Statement::ShowCreateProfile(_)
+    ));
+    assert!(matches!(
+        one("TEST TABLE t LIMIT 5"),
+        Statement::TestTable { limit: Some(5), .. }
+    ));
+    assert!(matches!(
+        one("describe connector kafka"),
+        Statement::DescribeConnector(_)
+    ));
 }
 
 #[test]
 fn queries_are_left_to_datafusion() {
     assert!(matches!(one("SELECT 1"), Statement::Query));
-    assert!(matches!(one("EXPLAIN INSERT INTO a SELECT * FROM b"), Statement::Query));
+    assert!(matches!(
+        one("EXPLAIN INSERT INTO a SELECT * FROM b"),
+        Statement::Query
+    ));
 }
 
 #[test]
@@ -77,7 +135,10 @@ fn scripts_split_with_positions_and_independent_errors() {
     assert!(v[0].is_ok());
     let e = v[1].as_ref().unwrap_err();
     assert_eq!(e.span.start, Location::new(4, 1));
-    assert_eq!(e.diagnostic.message, "syntax error: expected identifier, found (");
+    assert_eq!(
+        e.diagnostic.message,
+        "syntax error: expected identifier, found ("
+    );
     assert_eq!(e.diagnostic.span.unwrap().start, Location::new(4, 14));
     assert!(v[2].is_ok());
 }
@@ -85,12 +146,25 @@ fn scripts_split_with_positions_and_independent_errors() {
 #[test]
 fn syntax_errors_point_at_the_token() {
     let d = err("CREATE TABLE t (a INT) WITH (topic 'x')");
-    assert_eq!(d.message, "syntax error: expected '=' after option 'topic', found 'x'");
+    assert_eq!(
+        d.message,
+        "syntax error: expected '=' after option 'topic', found 'x'"
+    );
     assert_eq!(d.span.unwrap().start, Location::new(1, 36));
     let d = err("CREATE TABLE t (a INT FOO) WITH (connector = 'kafka')");
-    assert_eq!(d.message, "syntax error: unexpected 'FOO' in the definition of column 'a'");
+    assert_eq!(
+        d.message,
+        "syntax error: unexpected 'FOO' in the definition of column 'a'"
+    );
     let d = err("CREATE TABLE t (a INT GENERATED ALWAYS AS (metadata(1)) STORED) WITH (x = 'y')");
-    assert_eq!(d.message, "the 'metadata' call of a metadata column must have a literal string argument");
+    assert_eq!(
+        d.message,
+        "the 'metadata' call of a metadata column must have a literal string argument"
+    );
     let d = err("SELECT 'unterminated");
-    assert!(d.message.starts_with("syntax error: unterminated string"), "{}", d.message);
+    assert!(
+        d.message.starts_with("syntax error: unterminated string"),
+        "{}",
+        d.message
+    );
 }

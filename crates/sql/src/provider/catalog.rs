@@ -22,11 +22,18 @@ pub struct SessionShared {
 impl SessionShared {
     /// Shared state over `store`.
     pub fn new(store: Arc<dyn CatalogStore>) -> Arc<Self> {
-        Arc::new(Self { store, inferred: Mutex::new(HashMap::new()) })
+        Arc::new(Self {
+            store,
+            inferred: Mutex::new(HashMap::new()),
+        })
     }
 
     fn inferred_fields(&self, name: &str) -> Option<Vec<SourceField>> {
-        self.inferred.lock().ok()?.get(&name.to_lowercase()).cloned()
+        self.inferred
+            .lock()
+            .ok()?
+            .get(&name.to_lowercase())
+            .cloned()
     }
 }
 
@@ -39,7 +46,9 @@ pub struct TributaryCatalogProvider {
 impl TributaryCatalogProvider {
     /// The catalog over `shared`.
     pub fn new(shared: Arc<SessionShared>) -> Self {
-        Self { schema: Arc::new(TributarySchemaProvider { shared }) }
+        Self {
+            schema: Arc::new(TributarySchemaProvider { shared }),
+        }
     }
 }
 
@@ -49,7 +58,8 @@ impl CatalogProvider for TributaryCatalogProvider {
     }
 
     fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
-        name.eq_ignore_ascii_case(crate::SCHEMA_NAME).then(|| self.schema.clone() as Arc<dyn SchemaProvider>)
+        name.eq_ignore_ascii_case(crate::SCHEMA_NAME)
+            .then(|| self.schema.clone() as Arc<dyn SchemaProvider>)
     }
 }
 
@@ -66,7 +76,11 @@ impl SchemaProvider for TributarySchemaProvider {
     }
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        let table = self.shared.store.table_by_name(name).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let table = self
+            .shared
+            .store
+            .table_by_name(name)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
         Ok(table.map(|mut t| {
             if t.awaits_inferred_schema()
                 && let Some(fields) = self.shared.inferred_fields(&t.name)

@@ -7,9 +7,13 @@ use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{JoinType, LogicalPlan, WriteOp};
 use tributary_types::{ConnectionTable, ConnectionType, Diagnostic, Span};
 
-fn connection_table(source: &std::sync::Arc<dyn datafusion::logical_expr::TableSource>) -> Option<ConnectionTable> {
+fn connection_table(
+    source: &std::sync::Arc<dyn datafusion::logical_expr::TableSource>,
+) -> Option<ConnectionTable> {
     let provider = source_as_provider(source).ok()?;
-    provider.downcast_ref::<ConnectionTableProvider>().map(|p| p.table().clone())
+    provider
+        .downcast_ref::<ConnectionTableProvider>()
+        .map(|p| p.table().clone())
 }
 
 /// Check a planned statement; every violation is reported at `span` (the statement).

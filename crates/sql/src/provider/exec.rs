@@ -10,7 +10,10 @@ use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    SendableRecordBatchStream,
+};
 use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
@@ -47,7 +50,11 @@ impl ConnectionScanExec {
 
 impl DisplayAs for ConnectionScanExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ConnectionScanExec: table={}, connector={}, source={}", self.table, self.connector, self.description)?;
+        write!(
+            f,
+            "ConnectionScanExec: table={}, connector={}, source={}",
+            self.table, self.connector, self.description
+        )?;
         if let Some(l) = self.limit {
             write!(f, ", limit={l}")?;
         }
@@ -68,15 +75,25 @@ impl ExecutionPlan for ConnectionScanExec {
         vec![]
     }
 
-    fn apply_expressions(&self, _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
         Ok(TreeNodeRecursion::Continue)
     }
 
-    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(self)
     }
 
-    fn execute(&self, _partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+    fn execute(
+        &self,
+        _partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
         Err(crate::errors::to_datafusion(
             Diagnostic::error(format!("reading table '{}' (connector '{}') is not supported yet", self.table, self.connector))
                 .with_note("statements are validated and planned; reading from connectors arrives with the execution work")
@@ -96,28 +113,52 @@ pub struct ConnectionSinkExec {
 }
 
 fn count_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![Field::new("count", DataType::UInt64, false)]))
+    Arc::new(Schema::new(vec![Field::new(
+        "count",
+        DataType::UInt64,
+        false,
+    )]))
 }
 
 impl ConnectionSinkExec {
     pub(super) fn new(table: &ConnectionTable, input: Arc<dyn ExecutionPlan>) -> Self {
-        Self::from_parts(table.name.clone(), table.connector.clone(), table.description.clone(), input)
+        Self::from_parts(
+            table.name.clone(),
+            table.connector.clone(),
+            table.description.clone(),
+            input,
+        )
     }
 
-    fn from_parts(table: String, connector: String, description: String, input: Arc<dyn ExecutionPlan>) -> Self {
+    fn from_parts(
+        table: String,
+        connector: String,
+        description: String,
+        input: Arc<dyn ExecutionPlan>,
+    ) -> Self {
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(count_schema()),
             Partitioning::UnknownPartitioning(1),
             EmissionType::Final,
             input.properties().boundedness,
         ));
-        Self { table, connector, description, input, properties }
+        Self {
+            table,
+            connector,
+            description,
+            input,
+            properties,
+        }
     }
 }
 
 impl DisplayAs for ConnectionSinkExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ConnectionSinkExec: table={}, connector={}, sink={}", self.table, self.connector, self.description)
+        write!(
+            f,
+            "ConnectionSinkExec: table={}, connector={}, sink={}",
+            self.table, self.connector, self.description
+        )
     }
 }
 
@@ -134,16 +175,33 @@ impl ExecutionPlan for ConnectionSinkExec {
         vec![&self.input]
     }
 
-    fn apply_expressions(&self, _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
         Ok(TreeNodeRecursion::Continue)
     }
 
-    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        let input = children.into_iter().next().ok_or_else(|| DataFusionError::Internal("ConnectionSinkExec needs one input".into()))?;
-        Ok(Arc::new(Self::from_parts(self.table.clone(), self.connector.clone(), self.description.clone(), input)))
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = children.into_iter().next().ok_or_else(|| {
+            DataFusionError::Internal("ConnectionSinkExec needs one input".into())
+        })?;
+        Ok(Arc::new(Self::from_parts(
+            self.table.clone(),
+            self.connector.clone(),
+            self.description.clone(),
+            input,
+        )))
     }
 
-    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
         // The blackhole discards rows, so it needs no encoder: count them and report.
         if self.connector != "blackhole" {
             return Err(crate::errors::to_datafusion(
@@ -158,8 +216,14 @@ impl ExecutionPlan for ConnectionSinkExec {
             while let Some(batch) = input.next().await {
                 rows += batch?.num_rows() as u64;
             }
-            Ok(RecordBatch::try_new(count_schema(), vec![Arc::new(UInt64Array::from(vec![rows]))])?)
+            Ok(RecordBatch::try_new(
+                count_schema(),
+                vec![Arc::new(UInt64Array::from(vec![rows]))],
+            )?)
         });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(count_schema(), stream.boxed())))
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            count_schema(),
+            stream.boxed(),
+        )))
     }
 }

@@ -8,8 +8,8 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::datasource::TableType;
 use datafusion::error::Result;
-use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
 use tributary_types::{ConnectionTable, ConnectionType};
@@ -24,7 +24,10 @@ pub struct ConnectionTableProvider {
 impl ConnectionTableProvider {
     /// The provider for a stored table.
     pub fn new(table: ConnectionTable) -> Self {
-        let schema = Arc::new(all_arrow_fields(&table.schema.fields, &table.virtual_columns));
+        let schema = Arc::new(all_arrow_fields(
+            &table.schema.fields,
+            &table.virtual_columns,
+        ));
         Self { table, schema }
     }
 
@@ -58,10 +61,19 @@ impl TableProvider for ConnectionTableProvider {
             Some(p) => Arc::new(self.schema.project(p)?),
             None => self.schema.clone(),
         };
-        Ok(Arc::new(ConnectionScanExec::new(&self.table, schema, limit)))
+        Ok(Arc::new(ConnectionScanExec::new(
+            &self.table,
+            schema,
+            limit,
+        )))
     }
 
-    async fn insert_into(&self, _state: &dyn Session, input: Arc<dyn ExecutionPlan>, _op: InsertOp) -> Result<Arc<dyn ExecutionPlan>> {
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        _op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(Arc::new(ConnectionSinkExec::new(&self.table, input)))
     }
 }
