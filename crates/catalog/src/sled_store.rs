@@ -164,7 +164,7 @@ impl SledStore {
 
     /// Check a batch against the current state; returns the dependency edges to add and
     /// remove.
-    fn plan(&self, changes: &[Change]) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+    fn plan(&self, changes: &[Change]) -> Result<DependencyEdits> {
         let mut deleted_tables: BTreeSet<String> = BTreeSet::new();
         let mut deleted_profiles: BTreeSet<String> = BTreeSet::new();
         let mut put_profiles: HashMap<String, &ConnectionProfile> = HashMap::new();
@@ -302,6 +302,9 @@ fn split_index_value(v: &[u8]) -> (String, String) {
         None => (text.to_string(), String::new()),
     }
 }
+
+/// Dependency keys to add and to remove.
+type DependencyEdits = (Vec<Vec<u8>>, Vec<Vec<u8>>);
 
 fn dep_key(profile: &ProfileId, table: &TableId) -> Vec<u8> {
     let mut k = profile.as_str().as_bytes().to_vec();

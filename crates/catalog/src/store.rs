@@ -24,6 +24,8 @@ impl fmt::Display for ObjectKind {
 
 /// One change of a statement. A statement's changes are applied together or not at all.
 #[derive(Debug, Clone, PartialEq)]
+// Changes are few per statement and moved once; boxing the records would only add noise.
+#[allow(clippy::large_enum_variant)]
 pub enum Change {
     /// Create a profile, or replace the one with the same id.
     PutProfile(ConnectionProfile),

@@ -1,6 +1,8 @@
 //! The catalog stores: names, dependencies, atomicity, durability, locking and format
 //! checks, against a real sled directory.
 
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
 use serde_json::json;
 use std::sync::Arc;
 use tributary_catalog::{

@@ -22,7 +22,7 @@ pub fn open(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
     let path = catalog_path(cli)?;
     SledStore::open(&path)
         .map(|s| Arc::new(s) as Arc<dyn CatalogStore>)
-        .map_err(|e| describe(e))
+        .map_err(describe)
 }
 
 /// Open the catalog under an in-memory overlay (nothing is written). A catalog that does

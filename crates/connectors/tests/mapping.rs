@@ -1,6 +1,8 @@
 //! The option engine against real connector declarations: defaults, enums, patterns,
 //! conditions and required options, with the exact diagnostics users see.
 
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
 use serde_json::json;
 use tributary_connectors::{MapRequest, map_options, registry};
 use tributary_types::{Diagnostic, Location, OptionValue, Span, SqlOption, WithOptions};

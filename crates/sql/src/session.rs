@@ -158,7 +158,7 @@ impl Session {
             let outcome = match parsed {
                 Err(f) => Err(StatementError {
                     span: f.span,
-                    diagnostics: vec![f.diagnostic],
+                    diagnostics: vec![*f.diagnostic],
                 }),
                 Ok(stmt) => self.run_statement(&stmt, mode).await,
             };

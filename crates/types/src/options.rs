@@ -312,7 +312,7 @@ mod tests {
             opt("s", OptionValue::Number("3".into()), 3),
             opt("left", OptionValue::Bool(true), 4),
         ]);
-        assert_eq!(opts.take_bool("a").unwrap().unwrap().0, true);
+        assert!(opts.take_bool("a").unwrap().unwrap().0);
         assert_eq!(opts.take_u64("n").unwrap().unwrap().0, 12);
         let err = opts.take_string("s").unwrap_err();
         assert_eq!(

@@ -189,7 +189,13 @@ pub(crate) fn check_table(cx: &TableCheck<'_>) -> Vec<Diagnostic> {
             .with_help("Remove one of the two options."),
         );
     }
-    let column_rules: [(&str, &str, fn(&FieldType) -> bool, &str); 2] = [
+    type ColumnRule = (
+        &'static str,
+        &'static str,
+        fn(&FieldType) -> bool,
+        &'static str,
+    );
+    let column_rules: [ColumnRule; 2] = [
         (
             "/type/key_field",
             "sink.key_field",

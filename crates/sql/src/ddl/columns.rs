@@ -133,7 +133,7 @@ pub(crate) fn build_columns(
                     col.name.value, declared, planned
                 ))
                 .with_span(col.type_span)
-                .with_help(format!("Declare it as {}, or CAST the expression to {}.", planned, declared)),
+                .with_help(format!("Declare it as {planned}, or CAST the expression to {declared}.")),
             ),
             None => diags.push(
                 Diagnostic::error(format!("the expression of virtual column '{}' has type {ty}, which cannot be used in a connection table", col.name.value))

@@ -160,17 +160,17 @@ pub(crate) fn alter_profile(
     with_span: Span,
 ) -> Result<(Vec<Change>, Vec<Diagnostic>), Vec<Diagnostic>> {
     let existing = lookup(store, name)?;
-    if let Some(o) = options.iter().find(|o| o.key == "connector") {
-        if o.value.as_text() != existing.connector {
-            return Err(vec![
-                Diagnostic::error(format!(
-                    "the connector of connection profile '{}' cannot be changed",
-                    existing.name
-                ))
-                .with_span(o.value_span)
-                .with_help("Create a new profile for the other connector."),
-            ]);
-        }
+    if let Some(o) = options.iter().find(|o| o.key == "connector")
+        && o.value.as_text() != existing.connector
+    {
+        return Err(vec![
+            Diagnostic::error(format!(
+                "the connector of connection profile '{}' cannot be changed",
+                existing.name
+            ))
+            .with_span(o.value_span)
+            .with_help("Create a new profile for the other connector."),
+        ]);
     }
     let mut merged: Vec<SqlOption> = vec![SqlOption {
         key: "connector".into(),

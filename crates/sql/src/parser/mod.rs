@@ -24,10 +24,8 @@ pub(crate) const DIALECT: GenericDialect = GenericDialect {};
 pub struct ParseFailure {
     /// The statement's span.
     pub span: Span,
-    /// Its text.
-    pub text: String,
     /// The problem.
-    pub diagnostic: Diagnostic,
+    pub diagnostic: Box<Diagnostic>,
 }
 
 /// Split and parse a script. Each statement parses independently, so one syntax error
@@ -42,10 +40,11 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
             let message = e.message.to_lowercase();
             return vec![Err(ParseFailure {
                 span,
-                text: sql.to_string(),
-                diagnostic: Diagnostic::error(format!("syntax error: {message}"))
-                    .with_span(span)
-                    .with_help("Close every quoted string and comment."),
+                diagnostic: Box::new(
+                    Diagnostic::error(format!("syntax error: {message}"))
+                        .with_span(span)
+                        .with_help("Close every quoted string and comment."),
+                ),
             })];
         }
     };
@@ -67,8 +66,7 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
                 }),
                 Err(diagnostic) => Err(ParseFailure {
                     span: whole,
-                    text,
-                    diagnostic,
+                    diagnostic: Box::new(diagnostic),
                 }),
             }
         })

@@ -16,7 +16,7 @@ fn one(sql: &str) -> Statement {
 fn err(sql: &str) -> tributary_types::Diagnostic {
     match parse_script(sql).remove(0) {
         Ok(_) => panic!("parsed: {sql}"),
-        Err(e) => e.diagnostic,
+        Err(e) => *e.diagnostic,
     }
 }
 
