@@ -27,21 +27,27 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// The candidate closest to `input`, if it is close enough to be a plausible typo
-/// (distance at most a third of the longer word, and at least 1 allowed).
+/// The candidate closest to `input`, if it is close enough to be a plausible typo: at most
+/// one edit per three characters of the shorter word (and at least one). A dotted
+/// candidate also matches by its last part (`ofset` suggests `source.offset`).
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (input.chars().count() / 3).max(1);
+    let close = |a: &str, b: &str| {
+        let limit = (a.chars().count().min(b.chars().count()) / 3).max(1);
+        let d = edit_distance(a, b);
+        (d <= limit).then_some(d)
+    };
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let mut d = edit_distance(input, c);
-        // A dotted key whose last part is close is a strong hint (`ofset` for
-        // `source.offset`), as long as the input is not dotted itself.
+        let mut d = close(input, c);
         if let Some((_, last)) = c.rsplit_once('.')
             && !input.contains('.')
         {
-            d = d.min(edit_distance(input, last));
+            d = match (d, close(input, last)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
         }
-        if d <= limit.max(c.chars().count() / 3)
+        if let Some(d) = d
             && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc))
         {
             best = Some((d, c));
@@ -68,5 +74,6 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("kafak", "kafka"), 1);
         assert_eq!(closest("kafak", ["kafka", "nexmark"]), Some("kafka"));
+        assert_eq!(closest("type", ["lookup.cache.ttl", "event_rate"]), None);
     }
 }

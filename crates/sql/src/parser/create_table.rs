@@ -113,21 +113,29 @@ impl StmtParser {
             self.p.expect_token(&Token::RParen)?;
             return Ok(());
         }
-        for kw in [
-            Keyword::CONSTRAINT,
-            Keyword::UNIQUE,
-            Keyword::FOREIGN,
-            Keyword::CHECK,
-            Keyword::INDEX,
-            Keyword::KEY,
-        ] {
-            if self.p.peek_keyword(kw) {
-                return Err(StmtError::Diagnostic(
-                    Diagnostic::error(format!("table constraint {kw:?} is not supported in connection tables"))
-                        .with_span(start)
-                        .with_help("Connection tables take PRIMARY KEY (...) and WATERMARK FOR ...; remove the constraint."),
-                ));
+        // Other constraints; a column may still be called `unique` or `check`, so those
+        // count only when a parenthesis or KEY follows.
+        let [first, second] = self.p.peek_tokens::<2>();
+        let constraint = match &first {
+            Token::Word(w) if matches!(w.keyword, Keyword::CONSTRAINT | Keyword::FOREIGN) => {
+                Some(w.value.clone())
             }
+            Token::Word(w) if matches!(w.keyword, Keyword::UNIQUE | Keyword::CHECK) => {
+                matches!(&second, Token::LParen | Token::Word(_))
+                    .then(|| w.value.clone())
+                    .filter(|_| {
+                        matches!(&second, Token::LParen)
+                            || matches!(&second, Token::Word(n) if n.keyword == Keyword::KEY)
+                    })
+            }
+            _ => None,
+        };
+        if let Some(kw) = constraint {
+            return Err(StmtError::Diagnostic(
+                Diagnostic::error(format!("table constraint {} is not supported in connection tables", kw.to_uppercase()))
+                    .with_span(start)
+                    .with_help("Connection tables take PRIMARY KEY (...) and WATERMARK FOR ...; remove the constraint."),
+            ));
         }
         let column = self.column_def()?;
         table.columns.push(column);
