@@ -100,12 +100,13 @@ pub fn render_diagnostic(d: &Diagnostic, source: Source<'_>) -> String {
         Severity::Warning => "warning",
     };
     let mut out = format!("{label}: {}", d.message);
-    let gutter = d.span.map(|s| s.start.line.to_string().len()).unwrap_or(1) + 1;
+    // rustc's layout: the gutter is as wide as the line number.
+    let gutter = d.span.map(|s| s.start.line.to_string().len()).unwrap_or(1);
     if let Some(span) = d.span.filter(|s| s.is_known()) {
         let line_no = span.start.line as usize;
         out.push_str(&format!(
-            "\n{:>gutter$} {}:{}:{}",
-            "-->", source.name, span.start.line, span.start.column
+            "\n{:gutter$}--> {}:{}:{}",
+            "", source.name, span.start.line, span.start.column
         ));
         if let Some(line) = source.text.lines().nth(line_no.saturating_sub(1)) {
             let start = span.start.column.max(1) as usize;

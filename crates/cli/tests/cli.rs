@@ -1,0 +1,184 @@
+//! The `tributary` binary: exit codes, caret rendering, output formats, input sources,
+//! persistence between runs, and the error a second process gets.
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn tributary(catalog: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tributary"));
+    cmd.arg("--catalog")
+        .arg(catalog)
+        .args(args)
+        .env_remove("TRIBUTARY_CATALOG");
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const SETUP: &str = "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092');
+CREATE TABLE orders (id BIGINT, amount DOUBLE) WITH (connector = 'kafka', connection_profile = 'k', topic = 'o', type = 'source', format = 'json');
+";
+
+#[test]
+fn run_persists_and_the_next_run_sees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let script = dir.path().join("setup.sql");
+    std::fs::write(&script, SETUP).unwrap();
+    let out = tributary(&catalog, &["run", script.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "CREATE CONNECTION PROFILE\nCREATE TABLE\n"
+    );
+    let out = tributary(
+        &catalog,
+        &["--format", "json", "run", "-c", "SHOW TABLES"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let rows: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(rows[0]["name"], "orders");
+    assert_eq!(rows[0]["profile"], "k");
+    let out = tributary(
+        &catalog,
+        &["--format", "csv", "run", "-"],
+        Some("SHOW CONNECTION PROFILES;"),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let csv = text(&out.stdout);
+    assert!(
+        csv.starts_with("name,id,connector,description,tables\nk,cp_"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn check_reports_every_error_with_carets_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let script = dir.path().join("bad.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE t (id BIGINT) WITH (\n    connector = 'kafka',\n    bootstrap_servers = 'b:1',\n    topik = 'x',\n    topic = 'x',\n    type = 'source',\n    format = 'json'\n);\nSELECT * FROM nowhere;\nCREATE TABLE ok (id BIGINT) WITH (connector = 'stdout', format = 'json');\n",
+    )
+    .unwrap();
+    let out = tributary(&catalog, &["check", script.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let expected = format!(
+        "error: unknown option 'topik' for table of connector 'kafka'\n --> {}:4:5\n  |\n4 |     topik = 'x',\n  |     ^^^^^\n  = note: DESCRIBE CONNECTOR kafka lists the valid options\n  = help: Did you mean 'topic'?\n",
+        script.display()
+    );
+    assert!(err.starts_with(&expected), "{err}");
+    assert!(
+        err.contains("error: table 'nowhere' does not exist"),
+        "{err}"
+    );
+    assert!(err.ends_with("2 of 3 statement(s) invalid\n"), "{err}");
+    assert!(!catalog.exists(), "check must not create the catalog");
+    assert!(text(&out.stdout).is_empty());
+}
+
+#[test]
+fn check_of_a_valid_script_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tributary(&dir.path().join("cat"), &["check", "-c", SETUP], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("2 statement(s) valid"));
+}
+
+#[test]
+fn run_stops_at_the_first_error_with_exit_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let out = tributary(
+        &catalog,
+        &[
+            "run",
+            "-c",
+            "CREATE TABLE a (id BIGINT) WITH (connector = 'stdout', format = 'jsn'); CREATE TABLE b (id BIGINT) WITH (connector = 'stdout', format = 'json');",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("error: unknown format 'jsn'"));
+    let out = tributary(&catalog, &["run", "-c", "SHOW TABLES"], None);
+    assert!(
+        !text(&out.stdout).contains("| b "),
+        "the statement after the error did not run"
+    );
+}
+
+#[test]
+fn usage_and_io_errors_exit_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let out = tributary(&catalog, &["run", "/does/not/exist.sql"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read '/does/not/exist.sql'"));
+    let out = tributary(&catalog, &["frobnicate"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let out = tributary(
+        &catalog,
+        &["--format", "xml", "run", "-c", "SELECT 1"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_second_process_gets_catalog_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let held = tributary_catalog::SledStore::open(&catalog).unwrap();
+    let out = tributary(&catalog, &["run", "-c", "SHOW TABLES"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "catalog '{}' is in use by another process",
+            catalog.display()
+        )),
+        "{err}"
+    );
+    drop(held);
+    let out = tributary(&catalog, &["run", "-c", "SHOW TABLES"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn repl_runs_multiline_statements_and_keeps_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tributary"));
+    cmd.arg("--catalog")
+        .arg(&catalog)
+        .arg("repl")
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("HOME", dir.path());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"CREATE TABLE s (id BIGINT)\n  WITH (connector = 'stdout', format = 'json');\nSHOW TABLES;\n\\q\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("CREATE TABLE"), "{stdout}");
+    assert!(stdout.contains("| s    | stdout"), "{stdout}");
+    let history = std::fs::read_to_string(dir.path().join("data/tributary/history")).unwrap();
+    assert!(history.contains("SHOW TABLES;"), "{history}");
+}

@@ -1,0 +1,205 @@
+//! Session behaviour that a single `.slt` file cannot show: persistence across reopen,
+//! atomicity of failed statements, check mode, lookup rules and secret redaction.
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+use std::sync::Arc;
+use tributary_catalog::{CatalogStore, Change, OverlayStore, SledStore};
+use tributary_sql::{Mode, Output, Session};
+use tributary_types::ConnectionType;
+
+const SETUP: &str = "
+CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092');
+CREATE TABLE orders (id BIGINT, key TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'o', type = 'source', format = 'json');
+";
+
+fn names(store: &dyn CatalogStore) -> Vec<String> {
+    store.table_names().unwrap()
+}
+
+#[tokio::test]
+async fn ddl_persists_across_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let session = Session::new(Arc::new(SledStore::open(dir.path()).unwrap()));
+        session.execute(SETUP).await.unwrap();
+    }
+    let session = Session::new(Arc::new(SledStore::open(dir.path()).unwrap()));
+    assert_eq!(names(session.store().as_ref()), vec!["orders"]);
+    let results = session
+        .execute("EXPLAIN SELECT id FROM orders")
+        .await
+        .unwrap();
+    assert!(matches!(&results[0].output, Output::Rows { .. }));
+}
+
+#[tokio::test]
+async fn a_failed_statement_changes_nothing_and_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
+    let session = Session::new(store.clone());
+    session.execute(SETUP).await.unwrap();
+    let before_tables = store.tables().unwrap();
+    let before_profiles = store.profiles().unwrap();
+    let script = "
+        ALTER CONNECTION PROFILE k SET (bootstrap_servers = 'not a server list');
+        CREATE TABLE after (id BIGINT) WITH (connector = 'stdout', format = 'json');
+    ";
+    let outcomes = session.run_script(script, Mode::Run).await;
+    assert_eq!(outcomes.len(), 1, "the run stops at the failure");
+    let err = outcomes[0].as_ref().unwrap_err();
+    assert!(
+        err.diagnostics[0].message.contains("bootstrap_servers"),
+        "{err}"
+    );
+    assert_eq!(store.tables().unwrap(), before_tables);
+    assert_eq!(store.profiles().unwrap(), before_profiles);
+    // DROP ... CASCADE of a missing profile and a partly-missing DROP TABLE change nothing.
+    assert!(session.execute("DROP TABLE orders, missing").await.is_err());
+    assert_eq!(names(store.as_ref()), vec!["orders"]);
+}
+
+#[tokio::test]
+async fn check_mode_reports_every_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
+    Session::new(base.clone()).execute(SETUP).await.unwrap();
+    let overlay: Arc<dyn CatalogStore> = Arc::new(OverlayStore::over(base.clone()));
+    let session = Session::new(overlay.clone());
+    let script = "
+        CREATE TABLE a (id BIGINT) WITH (connector = 'stdout', format = 'json');
+        CREATE TABLE b (id BIGINT) WITH (connector = 'stdout', format = 'jsno');
+        INSERT INTO a SELECT id FROM orders;
+        SELECT * FROM a;
+        DROP TABLE orders;
+        DROP CONNECTION PROFILE k;
+    ";
+    let outcomes = session.run_script(script, Mode::Check).await;
+    let failed: Vec<usize> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.is_err())
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(failed, vec![1, 3], "{outcomes:#?}");
+    // Later statements saw earlier ones (the INSERT planned against 'a'; the profile could be
+    // dropped once 'orders' was), yet the base catalog is untouched.
+    assert_eq!(names(base.as_ref()), vec!["orders"]);
+    assert_eq!(base.profiles().unwrap().len(), 1);
+    assert!(names(overlay.as_ref()).contains(&"a".to_string()));
+}
+
+#[tokio::test]
+async fn lookup_tables_only_on_the_right_of_a_join() {
+    let store: Arc<dyn CatalogStore> = Arc::new(OverlayStore::in_memory());
+    let session = Session::new(store.clone());
+    session.execute(SETUP).await.unwrap();
+    // No lookup connector ships yet (redis arrives with the connectors work), so store a
+    // lookup table the way the catalog would hold one.
+    let mut lookup = store.table_by_name("orders").unwrap().unwrap();
+    lookup.id = tributary_catalog::new_table_id();
+    lookup.name = "customers".into();
+    lookup.connection_type = ConnectionType::Lookup;
+    lookup.temporary = true;
+    store.apply(vec![Change::PutTable(lookup)]).unwrap();
+
+    let err = session
+        .execute("SELECT * FROM customers")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.diagnostics[0].message,
+        "lookup table 'customers' can only be used as the right side of an inner or left join"
+    );
+    session
+        .execute("EXPLAIN SELECT o.id, c.key FROM orders o LEFT JOIN customers c ON o.key = c.key")
+        .await
+        .unwrap();
+    let err = session
+        .execute("EXPLAIN SELECT o.id FROM customers c JOIN orders o ON o.key = c.key")
+        .await
+        .unwrap_err();
+    assert!(
+        err.diagnostics[0]
+            .message
+            .starts_with("lookup table 'customers'"),
+        "{err}"
+    );
+    let err = session
+        .execute("INSERT INTO customers SELECT * FROM orders")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.diagnostics[0].message,
+        "cannot insert into table 'customers' because it is a lookup table"
+    );
+}
+
+#[tokio::test]
+async fn secrets_never_appear_in_output_or_errors() {
+    let store: Arc<dyn CatalogStore> = Arc::new(OverlayStore::in_memory());
+    let session = Session::new(store);
+    let secret = "hunter2-SECRET";
+    session
+        .execute(&format!(
+            "CREATE CONNECTION PROFILE p WITH (connector = 'kafka', bootstrap_servers = 'b:1', 'auth.type' = 'sasl', 'auth.mechanism' = 'PLAIN', 'auth.protocol' = 'SASL_SSL', 'auth.username' = 'u', 'auth.password' = '{secret}')"
+        ))
+        .await
+        .unwrap();
+    let mut printed = String::new();
+    for sql in [
+        "SHOW CREATE CONNECTION PROFILE p",
+        "DESCRIBE CONNECTION PROFILE p",
+        "SHOW CONNECTION PROFILES",
+    ] {
+        for r in session.execute(sql).await.unwrap() {
+            if let Output::Rows { batches, .. } = r.output {
+                printed.push_str(
+                    &datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+                        .unwrap()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    assert!(printed.contains("********"), "{printed}");
+    assert!(!printed.contains(secret), "{printed}");
+    // A failing statement that carries the secret does not echo it.
+    let failing = [
+        format!(
+            "CREATE CONNECTION PROFILE q WITH (connector = 'kafka', bootstrap_servers = 'b:1', 'auth.type' = 'sasl', 'auth.password' = '{secret}')"
+        ),
+        format!(
+            "CREATE CONNECTION PROFILE q WITH (connector = 'kafka', bootstrap_servers = 'b:1', 'auth.password' = '{secret}')"
+        ),
+        format!(
+            "CREATE TABLE t (a TEXT) WITH (connector = 'kafka', connection_profile = 'p', 'auth.password' = '{secret}', topic = 't', type = 'source', format = 'json')"
+        ),
+        format!(
+            "CREATE TABLE t (a TEXT) WITH (connector = 'confluent', bootstrap_servers = 'b:1', key = 'k', secret = '{secret}', secret = '{secret}', topic = 't', type = 'source', format = 'json')"
+        ),
+    ];
+    for sql in failing {
+        let err = session.execute(&sql).await.unwrap_err();
+        let text = format!("{err} {:?}", err.diagnostics);
+        assert!(!text.contains(secret), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn window_functions_plan_in_both_forms() {
+    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    session
+        .execute("CREATE TABLE o (customer_id BIGINT NOT NULL, amount DOUBLE, event_time TIMESTAMP NOT NULL) WITH (connector = 'single_file', path = '/tmp/o.json', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    for sql in [
+        "SELECT customer_id, SUM(amount) FROM o GROUP BY customer_id, TUMBLE(event_time, INTERVAL '1' HOUR)",
+        "SELECT customer_id, SUM(amount) FROM o GROUP BY customer_id, tumble(INTERVAL '1' HOUR)",
+        "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, HOP(event_time, INTERVAL '1' MINUTE, INTERVAL '10' MINUTE)",
+        "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, SESSION(event_time, INTERVAL '5' MINUTE)",
+    ] {
+        let outcomes = session.run_script(sql, Mode::Check).await;
+        assert!(outcomes[0].is_ok(), "{sql}: {:?}", outcomes[0]);
+    }
+}
