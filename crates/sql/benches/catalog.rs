@@ -1,0 +1,220 @@
+//! Catalog and planning performance with a large catalog (100,000 tables across 1,000
+//! profiles), against DataFusion's in-memory `MemorySchemaProvider` as the baseline.
+//!
+//! `cargo bench -p tributary-sql --bench catalog`; results go in BENCHMARKS.md.
+//! The large catalog is built once under `target/bench-catalogs/` and reused.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use datafusion::arrow::datatypes::{Field, Schema};
+use datafusion::catalog::{MemoryCatalogProvider, MemorySchemaProvider, SchemaProvider};
+use datafusion::datasource::empty::EmptyTable;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tributary_catalog::{CatalogStore, Change, SledStore, new_profile_id, new_table_id};
+use tributary_sql::{Session, session_config};
+use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType, FieldType, Format, JsonFormat, SourceField, TimeUnit, Watermark};
+
+const PROFILES: usize = 1_000;
+
+fn fields() -> Vec<SourceField> {
+    let mut f: Vec<SourceField> = (0..9).map(|i| SourceField::new(format!("c{i}"), if i % 2 == 0 { FieldType::Int64 } else { FieldType::String })).collect();
+    f.push(SourceField::required("ts", FieldType::Timestamp { unit: TimeUnit::Millisecond }));
+    f
+}
+
+/// Build (once) a catalog of `tables` tables spread over 1,000 profiles.
+fn catalog(tables: usize) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../target/bench-catalogs/t{tables}"));
+    if dir.join("ready").exists() {
+        return dir;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = SledStore::open(&dir).expect("open bench catalog");
+    let profiles: Vec<ConnectionProfile> = (0..PROFILES.min(tables))
+        .map(|i| ConnectionProfile {
+            format_version: CURRENT_FORMAT_VERSION,
+            id: new_profile_id(),
+            name: format!("profile_{i}"),
+            connector: "kafka".into(),
+            config: serde_json::json!({"bootstrapServers": "localhost:9092", "authentication": {}}),
+            options: vec![],
+            description: "localhost:9092".into(),
+            created_at: 0,
+            updated_at: 0,
+        })
+        .collect();
+    store.apply(profiles.iter().cloned().map(Change::PutProfile).collect()).expect("profiles");
+    let template_fields = fields();
+    for chunk in (0..tables).collect::<Vec<_>>().chunks(1_000) {
+        let changes = chunk
+            .iter()
+            .map(|i| {
+                Change::PutTable(ConnectionTable {
+                    format_version: CURRENT_FORMAT_VERSION,
+                    id: new_table_id(),
+                    name: format!("t{i}"),
+                    connector: "kafka".into(),
+                    profile: Some(profiles[i % profiles.len()].id.clone()),
+                    inline_profile: None,
+                    connection_type: ConnectionType::Source,
+                    config: serde_json::json!({"topic": format!("t{i}"), "type": {"offset": "latest"}}),
+                    schema: ConnectionSchema { format: Some(Format::Json(JsonFormat::default())), fields: template_fields.clone(), ..Default::default() },
+                    options: vec![],
+                    virtual_columns: vec![],
+                    watermark: Some(Watermark { column: "ts".into(), expression: None }),
+                    event_time_field: Some("ts".into()),
+                    idle_micros: None,
+                    partitioned_by: vec![],
+                    temporary: false,
+                    description: format!("KafkaSource<t{i}>"),
+                    created_at: 0,
+                    updated_at: 0,
+                })
+            })
+            .collect();
+        store.apply(changes).expect("tables");
+    }
+    drop(store);
+    std::fs::write(dir.join("ready"), b"").expect("marker");
+    dir
+}
+
+fn memory_baseline(tables: usize) -> SessionContext {
+    let schema = Arc::new(Schema::new(
+        fields().iter().map(|f| Field::new(&f.name, f.field_type.to_arrow(), !f.required)).collect::<Vec<_>>(),
+    ));
+    let provider = Arc::new(MemorySchemaProvider::new());
+    for i in 0..tables {
+        provider.register_table(format!("t{i}"), Arc::new(EmptyTable::new(schema.clone()))).expect("register");
+    }
+    let catalog = Arc::new(MemoryCatalogProvider::new());
+    datafusion::catalog::CatalogProvider::register_schema(catalog.as_ref(), "public", provider).expect("schema");
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_default_catalog_and_schema("mem", "public").with_create_default_catalog_and_schema(false));
+    ctx.register_catalog("mem", catalog);
+    ctx
+}
+
+fn bench_open(c: &mut Criterion) {
+    let mut g = c.benchmark_group("open_catalog");
+    g.sample_size(20);
+    for tables in [1_000, 100_000] {
+        let dir = catalog(tables);
+        g.bench_with_input(BenchmarkId::from_parameter(tables), &dir, |b, dir| {
+            b.iter(|| SledStore::open(dir).expect("open"));
+        });
+    }
+    g.finish();
+}
+
+fn bench_lookup_and_plan(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = catalog(100_000);
+    let store: Arc<dyn CatalogStore> = Arc::new(SledStore::open(&dir).expect("open"));
+    let session = Session::new(store.clone());
+    let schema = session.context().catalog("tributary").and_then(|c| c.schema("public")).expect("schema");
+    let baseline = memory_baseline(100_000);
+    let base_schema = baseline.catalog("mem").and_then(|c| c.schema("public")).expect("schema");
+
+    let mut g = c.benchmark_group("lookup_table_100k");
+    let mut i = 0usize;
+    g.bench_function("tributary", |b| {
+        b.iter(|| {
+            i = (i + 7_919) % 100_000;
+            rt.block_on(schema.table(&format!("t{i}"))).expect("lookup").expect("exists")
+        })
+    });
+    g.bench_function("memory_schema_provider", |b| {
+        b.iter(|| {
+            i = (i + 7_919) % 100_000;
+            rt.block_on(base_schema.table(&format!("t{i}"))).expect("lookup").expect("exists")
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("plan_select_100k");
+    g.bench_function("tributary", |b| {
+        b.iter(|| {
+            i = (i + 7_919) % 100_000;
+            let state = session.context().state();
+            rt.block_on(async {
+                let plan = state.create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1")).await.expect("plan");
+                state.create_physical_plan(&plan).await.expect("physical")
+            })
+        })
+    });
+    g.bench_function("memory_schema_provider", |b| {
+        b.iter(|| {
+            i = (i + 7_919) % 100_000;
+            let state = baseline.state();
+            rt.block_on(async {
+                let plan = state.create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1")).await.expect("plan");
+                state.create_physical_plan(&plan).await.expect("physical")
+            })
+        })
+    });
+    g.finish();
+}
+
+fn bench_create_table(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = Session::new(Arc::new(SledStore::open(dir.path()).expect("open")));
+    rt.block_on(session.execute("CREATE CONNECTION PROFILE prod WITH (connector = 'kafka', bootstrap_servers = 'b1:9092,b2:9092')")).expect("profile");
+    let mut n = 0usize;
+    let mut g = c.benchmark_group("create_table");
+    g.throughput(criterion::Throughput::Elements(1));
+    g.bench_function("kafka_json_10_columns_watermark_profile_durable", |b| {
+        b.iter(|| {
+            n += 1;
+            let sql = format!(
+                "CREATE TABLE t{n} (c0 BIGINT, c1 TEXT, c2 BIGINT, c3 TEXT, c4 BIGINT, c5 TEXT, c6 BIGINT, c7 TEXT, c8 BIGINT, ts TIMESTAMP(3) NOT NULL, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
+                 WITH (connector = 'kafka', connection_profile = 'prod', topic = 't{n}', type = 'source', format = 'json')"
+            );
+            rt.block_on(session.execute(&sql)).expect("create")
+        })
+    });
+    g.finish();
+}
+
+/// Resident memory after opening a catalog and planning 100 queries, for two catalog
+/// sizes; criterion times the work and the RSS is printed for BENCHMARKS.md.
+fn bench_memory(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mut g = c.benchmark_group("open_and_plan_100_queries");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for tables in [1_000, 100_000] {
+        let dir = catalog(tables);
+        g.bench_with_input(BenchmarkId::from_parameter(tables), &dir, |b, dir| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let before = rss_kib();
+                    let session = Session::with_context(SessionContext::new_with_config(session_config()), Arc::new(SledStore::open(dir).expect("open")));
+                    rt.block_on(async {
+                        for q in 0..100 {
+                            let state = session.context().state();
+                            let plan = state.create_logical_plan(&format!("SELECT c1, COUNT(*) FROM t{} GROUP BY c1", q * 7 % tables)).await.expect("plan");
+                            state.create_physical_plan(&plan).await.expect("physical");
+                        }
+                    });
+                    let after = rss_kib();
+                    eprintln!("rss: tables={tables} grew {} KiB (before {before} KiB, after {after} KiB)", after.saturating_sub(before));
+                }
+                start.elapsed()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+criterion_group!(benches, bench_open, bench_lookup_and_plan, bench_create_table, bench_memory);
+criterion_main!(benches);
