@@ -14,19 +14,39 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tributary_catalog::{CatalogStore, Change, SledStore, new_profile_id, new_table_id};
 use tributary_sql::{Session, session_config};
-use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType, FieldType, Format, JsonFormat, SourceField, TimeUnit, Watermark};
+use tributary_types::{
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
+    FieldType, Format, JsonFormat, SourceField, TimeUnit, Watermark,
+};
 
 const PROFILES: usize = 1_000;
 
 fn fields() -> Vec<SourceField> {
-    let mut f: Vec<SourceField> = (0..9).map(|i| SourceField::new(format!("c{i}"), if i % 2 == 0 { FieldType::Int64 } else { FieldType::String })).collect();
-    f.push(SourceField::required("ts", FieldType::Timestamp { unit: TimeUnit::Millisecond }));
+    let mut f: Vec<SourceField> = (0..9)
+        .map(|i| {
+            SourceField::new(
+                format!("c{i}"),
+                if i % 2 == 0 {
+                    FieldType::Int64
+                } else {
+                    FieldType::String
+                },
+            )
+        })
+        .collect();
+    f.push(SourceField::required(
+        "ts",
+        FieldType::Timestamp {
+            unit: TimeUnit::Millisecond,
+        },
+    ));
     f
 }
 
 /// Build (once) a catalog of `tables` tables spread over 1,000 profiles.
 fn catalog(tables: usize) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../target/bench-catalogs/t{tables}"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../target/bench-catalogs/t{tables}"));
     if dir.join("ready").exists() {
         return dir;
     }
@@ -45,7 +65,9 @@ fn catalog(tables: usize) -> PathBuf {
             updated_at: 0,
         })
         .collect();
-    store.apply(profiles.iter().cloned().map(Change::PutProfile).collect()).expect("profiles");
+    store
+        .apply(profiles.iter().cloned().map(Change::PutProfile).collect())
+        .expect("profiles");
     let template_fields = fields();
     for chunk in (0..tables).collect::<Vec<_>>().chunks(1_000) {
         let changes = chunk
@@ -83,15 +105,25 @@ fn catalog(tables: usize) -> PathBuf {
 
 fn memory_baseline(tables: usize) -> SessionContext {
     let schema = Arc::new(Schema::new(
-        fields().iter().map(|f| Field::new(&f.name, f.field_type.to_arrow(), !f.required)).collect::<Vec<_>>(),
+        fields()
+            .iter()
+            .map(|f| Field::new(&f.name, f.field_type.to_arrow(), !f.required))
+            .collect::<Vec<_>>(),
     ));
     let provider = Arc::new(MemorySchemaProvider::new());
     for i in 0..tables {
-        provider.register_table(format!("t{i}"), Arc::new(EmptyTable::new(schema.clone()))).expect("register");
+        provider
+            .register_table(format!("t{i}"), Arc::new(EmptyTable::new(schema.clone())))
+            .expect("register");
     }
     let catalog = Arc::new(MemoryCatalogProvider::new());
-    datafusion::catalog::CatalogProvider::register_schema(catalog.as_ref(), "public", provider).expect("schema");
-    let ctx = SessionContext::new_with_config(SessionConfig::new().with_default_catalog_and_schema("mem", "public").with_create_default_catalog_and_schema(false));
+    datafusion::catalog::CatalogProvider::register_schema(catalog.as_ref(), "public", provider)
+        .expect("schema");
+    let ctx = SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_default_catalog_and_schema("mem", "public")
+            .with_create_default_catalog_and_schema(false),
+    );
     ctx.register_catalog("mem", catalog);
     ctx
 }
@@ -113,22 +145,33 @@ fn bench_lookup_and_plan(c: &mut Criterion) {
     let dir = catalog(100_000);
     let store: Arc<dyn CatalogStore> = Arc::new(SledStore::open(&dir).expect("open"));
     let session = Session::new(store.clone());
-    let schema = session.context().catalog("tributary").and_then(|c| c.schema("public")).expect("schema");
+    let schema = session
+        .context()
+        .catalog("tributary")
+        .and_then(|c| c.schema("public"))
+        .expect("schema");
     let baseline = memory_baseline(100_000);
-    let base_schema = baseline.catalog("mem").and_then(|c| c.schema("public")).expect("schema");
+    let base_schema = baseline
+        .catalog("mem")
+        .and_then(|c| c.schema("public"))
+        .expect("schema");
 
     let mut g = c.benchmark_group("lookup_table_100k");
     let mut i = 0usize;
     g.bench_function("tributary", |b| {
         b.iter(|| {
             i = (i + 7_919) % 100_000;
-            rt.block_on(schema.table(&format!("t{i}"))).expect("lookup").expect("exists")
+            rt.block_on(schema.table(&format!("t{i}")))
+                .expect("lookup")
+                .expect("exists")
         })
     });
     g.bench_function("memory_schema_provider", |b| {
         b.iter(|| {
             i = (i + 7_919) % 100_000;
-            rt.block_on(base_schema.table(&format!("t{i}"))).expect("lookup").expect("exists")
+            rt.block_on(base_schema.table(&format!("t{i}")))
+                .expect("lookup")
+                .expect("exists")
         })
     });
     g.finish();
@@ -139,7 +182,10 @@ fn bench_lookup_and_plan(c: &mut Criterion) {
             i = (i + 7_919) % 100_000;
             let state = session.context().state();
             rt.block_on(async {
-                let plan = state.create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1")).await.expect("plan");
+                let plan = state
+                    .create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1"))
+                    .await
+                    .expect("plan");
                 state.create_physical_plan(&plan).await.expect("physical")
             })
         })
@@ -149,7 +195,10 @@ fn bench_lookup_and_plan(c: &mut Criterion) {
             i = (i + 7_919) % 100_000;
             let state = baseline.state();
             rt.block_on(async {
-                let plan = state.create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1")).await.expect("plan");
+                let plan = state
+                    .create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1"))
+                    .await
+                    .expect("plan");
                 state.create_physical_plan(&plan).await.expect("physical")
             })
         })
@@ -191,16 +240,28 @@ fn bench_memory(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     let before = rss_kib();
-                    let session = Session::with_context(SessionContext::new_with_config(session_config()), Arc::new(SledStore::open(dir).expect("open")));
+                    let session = Session::with_context(
+                        SessionContext::new_with_config(session_config()),
+                        Arc::new(SledStore::open(dir).expect("open")),
+                    );
                     rt.block_on(async {
                         for q in 0..100 {
                             let state = session.context().state();
-                            let plan = state.create_logical_plan(&format!("SELECT c1, COUNT(*) FROM t{} GROUP BY c1", q * 7 % tables)).await.expect("plan");
+                            let plan = state
+                                .create_logical_plan(&format!(
+                                    "SELECT c1, COUNT(*) FROM t{} GROUP BY c1",
+                                    q * 7 % tables
+                                ))
+                                .await
+                                .expect("plan");
                             state.create_physical_plan(&plan).await.expect("physical");
                         }
                     });
                     let after = rss_kib();
-                    eprintln!("rss: tables={tables} grew {} KiB (before {before} KiB, after {after} KiB)", after.saturating_sub(before));
+                    eprintln!(
+                        "rss: tables={tables} grew {} KiB (before {before} KiB, after {after} KiB)",
+                        after.saturating_sub(before)
+                    );
                 }
                 start.elapsed()
             })
@@ -212,9 +273,19 @@ fn bench_memory(c: &mut Criterion) {
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 
-criterion_group!(benches, bench_open, bench_lookup_and_plan, bench_create_table, bench_memory);
+criterion_group!(
+    benches,
+    bench_open,
+    bench_lookup_and_plan,
+    bench_create_table,
+    bench_memory
+);
 criterion_main!(benches);

@@ -36,9 +36,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
 
-    // 4. Queries plan through DataFusion against the catalog: plain DataFusion APIs work too.
+    // 4. Queries plan through DataFusion against the catalog, as DataFrames.
     let df = session
-        .context()
         .sql("SELECT user_id, COUNT(*) AS clicks FROM clicks GROUP BY user_id, TUMBLE(at, INTERVAL '1' MINUTE)")
         .await?;
     println!("{}", df.logical_plan().display_indent());

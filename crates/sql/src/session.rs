@@ -12,7 +12,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::LogicalPlan;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use std::sync::Arc;
 use tributary_catalog::{CatalogStore, Change};
 use tributary_connectors::registry;
@@ -148,6 +148,68 @@ impl Session {
             out.push(r?);
         }
         Ok(out)
+    }
+
+    /// One statement as a DataFusion [`DataFrame`]. Queries are planned with Tributary's
+    /// checks (sources are read, sinks written, lookups joined) and run when the frame is
+    /// collected; Tributary's own statements run now and their rows (if any) make the frame.
+    ///
+    /// A sink without columns gets its schema persisted only through [`Session::execute`].
+    pub async fn sql(&self, sql: &str) -> Result<DataFrame, StatementError> {
+        let mut parsed = parse_script(sql);
+        if parsed.len() != 1 {
+            return Err(StatementError {
+                span: Span::default(),
+                diagnostics: vec![
+                    Diagnostic::error(format!(
+                        "expected exactly one statement, but found {}",
+                        parsed.len()
+                    ))
+                    .with_help("Use Session::execute to run a script of several statements."),
+                ],
+            });
+        }
+        let stmt = match parsed.remove(0) {
+            Ok(s) => s,
+            Err(f) => {
+                return Err(StatementError {
+                    span: f.span,
+                    diagnostics: vec![*f.diagnostic],
+                });
+            }
+        };
+        let span = stmt.span;
+        let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
+        if let Statement::Query = stmt.statement {
+            let state = self.ctx.state();
+            let target = insert_target(&stmt.text, self.shared.store.as_ref(), &state, span)
+                .await
+                .map_err(fail)?;
+            let _guard = target.as_ref().and_then(|t| {
+                t.inferred
+                    .as_ref()
+                    .map(|f| self.set_inferred(&t.table.name, f.clone()))
+            });
+            let plan = state
+                .create_logical_plan(&stmt.text)
+                .await
+                .map_err(|e| fail(vec![self.query_diagnostic(&e, span)]))?;
+            let problems = check_plan(&plan, span);
+            if !problems.is_empty() {
+                return Err(fail(problems));
+            }
+            return self
+                .ctx
+                .execute_logical_plan(plan)
+                .await
+                .map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]));
+        }
+        let result = self.run_statement(&stmt, Mode::Run).await?;
+        let frame = match result.output {
+            Output::Rows { batches, .. } => self.ctx.read_batches(batches),
+            Output::Done(_) => self.ctx.read_empty(),
+        };
+        frame.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))
     }
 
     /// Run (or check) a script, one outcome per statement. In [`Mode::Run`] the script

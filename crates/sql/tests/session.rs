@@ -203,3 +203,46 @@ async fn window_functions_plan_in_both_forms() {
         assert!(outcomes[0].is_ok(), "{sql}: {:?}", outcomes[0]);
     }
 }
+
+#[tokio::test]
+async fn sql_returns_dataframes_with_the_same_checks() {
+    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    session
+        .sql("CREATE TABLE bh (id BIGINT, v TEXT) WITH (connector = 'blackhole')")
+        .await
+        .unwrap();
+    let rows = session
+        .sql("SHOW TABLES")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(rows[0].num_rows(), 1);
+    let count = session
+        .sql("INSERT INTO bh VALUES (1, 'a'), (2, 'b')")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        datafusion::arrow::util::pretty::pretty_format_batches(&count)
+            .unwrap()
+            .to_string()
+            .lines()
+            .nth(3)
+            .unwrap(),
+        "| 2     |"
+    );
+    let err = session.sql("SELECT * FROM bh").await.unwrap_err();
+    assert_eq!(
+        err.diagnostics[0].message,
+        "cannot read from table 'bh' because it is a sink"
+    );
+    let err = session.sql("SELECT 1; SELECT 2").await.unwrap_err();
+    assert_eq!(
+        err.diagnostics[0].message,
+        "expected exactly one statement, but found 2"
+    );
+}
