@@ -546,26 +546,14 @@ fn schema_error(
             d
         }
         ValidationErrorKind::Minimum { limit }
-        | ValidationErrorKind::ExclusiveMinimum { limit } => {
-            let bound = if matches!(kind, ValidationErrorKind::Minimum { .. }) {
-                "at least"
-            } else {
-                "greater than"
-            };
-            Diagnostic::error(format!(
-                "option '{}' must be {bound} {limit}, but it is {}",
-                key_for(path),
-                shown(path)
-            ))
-            .with_span(span_for(path))
-            .with_help(format!("Use a value {bound} {limit}."))
-        }
-        ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit }
+        | ValidationErrorKind::Maximum { limit }
         | ValidationErrorKind::ExclusiveMaximum { limit } => {
-            let bound = if matches!(kind, ValidationErrorKind::Maximum { .. }) {
-                "at most"
-            } else {
-                "less than"
+            let bound = match kind {
+                ValidationErrorKind::Minimum { .. } => "at least",
+                ValidationErrorKind::ExclusiveMinimum { .. } => "greater than",
+                ValidationErrorKind::Maximum { .. } => "at most",
+                _ => "less than",
             };
             Diagnostic::error(format!(
                 "option '{}' must be {bound} {limit}, but it is {}",

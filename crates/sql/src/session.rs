@@ -182,22 +182,8 @@ impl Session {
         let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
         if let Statement::Query = stmt.statement {
             let state = self.ctx.state();
-            let target = insert_target(&stmt.text, self.shared.store.as_ref(), &state, span)
-                .await
-                .map_err(fail)?;
-            let _guard = target.as_ref().and_then(|t| {
-                t.inferred
-                    .as_ref()
-                    .map(|f| self.set_inferred(&t.table.name, f.clone()))
-            });
-            let plan = state
-                .create_logical_plan(&stmt.text)
-                .await
-                .map_err(|e| fail(vec![self.query_diagnostic(&e, span)]))?;
-            let problems = check_plan(&plan, span);
-            if !problems.is_empty() {
-                return Err(fail(problems));
-            }
+            let planned = self.plan_query(&stmt, &state).await?;
+            let plan = planned.plan;
             return self
                 .ctx
                 .execute_logical_plan(plan)
@@ -388,22 +374,11 @@ impl Session {
     async fn run_query(&self, stmt: &ParsedStatement, state: &SessionState, mode: Mode) -> Outcome {
         let span = stmt.span;
         let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
-        let target = insert_target(&stmt.text, self.shared.store.as_ref(), state, span)
-            .await
-            .map_err(fail)?;
-        let _guard = target.as_ref().and_then(|t| {
-            t.inferred
-                .as_ref()
-                .map(|f| self.set_inferred(&t.table.name, f.clone()))
-        });
-        let plan = state
-            .create_logical_plan(&stmt.text)
-            .await
-            .map_err(|e| fail(vec![self.query_diagnostic(&e, span)]))?;
-        let problems = check_plan(&plan, span);
-        if !problems.is_empty() {
-            return Err(fail(problems));
-        }
+        let Planned {
+            plan,
+            target,
+            _inferred: _guard,
+        } = self.plan_query(stmt, state).await?;
         let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
         if mode == Mode::Check && !is_explain {
             state
@@ -443,6 +418,39 @@ impl Session {
             span,
             output: Output::Rows { schema, batches },
             warnings: vec![],
+        })
+    }
+
+    /// Plan a DataFusion statement with Tributary's rules: a sink awaiting its schema gets
+    /// the query's for this statement, and the plan is checked (sources read, sinks
+    /// written, lookups joined).
+    async fn plan_query(
+        &self,
+        stmt: &ParsedStatement,
+        state: &SessionState,
+    ) -> Result<Planned, StatementError> {
+        let span = stmt.span;
+        let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
+        let target = insert_target(&stmt.text, self.shared.store.as_ref(), state, span)
+            .await
+            .map_err(fail)?;
+        let inferred = target.as_ref().and_then(|t| {
+            t.inferred
+                .as_ref()
+                .map(|f| self.set_inferred(&t.table.name, f.clone()))
+        });
+        let plan = state
+            .create_logical_plan(&stmt.text)
+            .await
+            .map_err(|e| fail(vec![self.query_diagnostic(&e, span)]))?;
+        let problems = check_plan(&plan, span);
+        if !problems.is_empty() {
+            return Err(fail(problems));
+        }
+        Ok(Planned {
+            plan,
+            target,
+            _inferred: inferred,
         })
     }
 
@@ -505,6 +513,14 @@ impl Session {
             None => d.with_help("Run SHOW TABLES to list the tables."),
         }
     }
+}
+
+/// A checked plan, with what it needs until it has run.
+struct Planned {
+    plan: LogicalPlan,
+    target: Option<InsertTarget>,
+    // Keeps the inferred sink schema visible until the statement ends.
+    _inferred: Option<InferredGuard>,
 }
 
 /// Removes a statement's inferred sink schema when the statement ends, however it ends.
