@@ -28,7 +28,15 @@ pub async fn run(cli: &Cli) -> u8 {
     };
     let history = dirs::data_dir().map(|d| d.join("tributary").join("history"));
     if let Some(h) = &history {
-        let _ = editor.load_history(h);
+        // A first run has no history file yet; anything else is worth saying.
+        if let Err(e) = editor.load_history(h)
+            && h.exists()
+        {
+            eprintln!(
+                "warning: cannot read the history from '{}': {e}",
+                h.display()
+            );
+        }
     }
     println!(
         "Tributary {} — \\h for help, \\q to quit.",
@@ -96,10 +104,14 @@ pub async fn run(cli: &Cli) -> u8 {
         }
     }
     if let Some(h) = &history {
-        if let Some(dir) = h.parent() {
-            let _ = std::fs::create_dir_all(dir);
+        let saved = h
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .map_err(|e| e.to_string())
+            .and_then(|()| editor.save_history(h).map_err(|e| e.to_string()));
+        if let Err(e) = saved {
+            eprintln!("warning: cannot save the history to '{}': {e}", h.display());
         }
-        let _ = editor.save_history(h);
     }
     0
 }
