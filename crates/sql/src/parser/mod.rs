@@ -153,6 +153,24 @@ fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> 
             | ["TEST", ..]
     );
     if !ours {
+        // Other CREATE/DROP/ALTER forms would reach DataFusion, which cannot store anything
+        // in Tributary's catalog; say so plainly.
+        if let [verb @ ("CREATE" | "DROP" | "ALTER"), what, ..] = w.as_slice() {
+            let at = tokens
+                .iter()
+                .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                .map(|t| span(t.span))
+                .unwrap_or_default();
+            let what = if *what == "OR" {
+                "OR REPLACE".to_string()
+            } else {
+                (*what).to_string()
+            };
+            return Err(Diagnostic::error(format!("{verb} {what} is not supported"))
+                .with_span(at)
+                .with_note("Tributary's catalog holds connection profiles and connection tables")
+                .with_help("Use CREATE TABLE ... WITH (connector = '...') or CREATE CONNECTION PROFILE, and write derived data as queries."));
+        }
         return Ok(Statement::Query);
     }
     // `CREATE TABLE t AS SELECT` and `CREATE TABLE t (..)` without WITH are decided by the

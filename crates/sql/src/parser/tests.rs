@@ -168,3 +168,18 @@ fn syntax_errors_point_at_the_token() {
         d.message
     );
 }
+
+#[test]
+fn other_ddl_is_refused_with_a_reason() {
+    let d = err("CREATE VIEW v AS SELECT 1");
+    assert_eq!(d.message, "CREATE VIEW is not supported");
+    assert_eq!(
+        err("create or replace view v as select 1").message,
+        "CREATE OR REPLACE is not supported"
+    );
+    assert_eq!(err("DROP VIEW v").message, "DROP VIEW is not supported");
+    assert_eq!(
+        err("CREATE EXTERNAL TABLE x STORED AS CSV LOCATION 'x'").message,
+        "CREATE EXTERNAL is not supported"
+    );
+}
