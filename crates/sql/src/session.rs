@@ -337,9 +337,18 @@ impl Session {
                 let p = crate::ddl::lookup_profile(store, n).map_err(fail)?;
                 Ok(rows(describe::create_statement(p.to_create_sql())))
             }
-            Statement::DescribeTable(n) => Ok(rows(describe::describe_table(
-                &self.lookup_table(n).map_err(fail)?,
-            ))),
+            Statement::DescribeTable(n) => {
+                let t = self.lookup_table(n).map_err(fail)?;
+                let mut result = rows(describe::describe_table(&t));
+                if t.awaits_inferred_schema() {
+                    result.warnings.push(
+                        Diagnostic::warning(format!("table '{}' has no columns yet", t.name))
+                            .with_span(n.span)
+                            .with_note("a sink created without columns takes them from its first INSERT INTO"),
+                    );
+                }
+                Ok(result)
+            }
             Statement::DescribeProfile(n) => {
                 let p = crate::ddl::lookup_profile(store, n).map_err(fail)?;
                 Ok(rows(describe::describe_profile(store, &p)))
