@@ -116,27 +116,26 @@ impl SledStore {
         }
     }
 
-    fn decode<T: DeserializeOwned>(&self, what: &str, key: &[u8], bytes: &[u8]) -> Result<T> {
-        let key = String::from_utf8_lossy(key);
-        // Check the version before the shape, so a newer record is reported as such.
-        #[derive(serde::Deserialize)]
-        struct Version {
-            format_version: u32,
+    fn decode<T: DeserializeOwned + Versioned>(&self, what: &str, key: &[u8], bytes: &[u8]) -> Result<T> {
+        let newer = |found| CatalogError::NewerFormat { path: self.path.clone(), found, supported: CURRENT_FORMAT_VERSION };
+        match serde_json::from_slice::<T>(bytes) {
+            Ok(record) if record.format_version() > CURRENT_FORMAT_VERSION => Err(newer(record.format_version())),
+            Ok(record) => Ok(record),
+            Err(e) => {
+                // A newer record may not fit this build's shape: say so rather than "corrupt".
+                #[derive(serde::Deserialize)]
+                struct Version {
+                    format_version: u32,
+                }
+                match serde_json::from_slice::<Version>(bytes) {
+                    Ok(v) if v.format_version > CURRENT_FORMAT_VERSION => Err(newer(v.format_version)),
+                    _ => Err(self.corrupt(format!("{what} '{}' cannot be read: {e}", String::from_utf8_lossy(key)))),
+                }
+            }
         }
-        let version: Version = serde_json::from_slice(bytes)
-            .map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))?;
-        if version.format_version > CURRENT_FORMAT_VERSION {
-            return Err(CatalogError::NewerFormat {
-                path: self.path.clone(),
-                found: version.format_version,
-                supported: CURRENT_FORMAT_VERSION,
-            });
-        }
-        serde_json::from_slice(bytes)
-            .map_err(|e| self.corrupt(format!("{what} '{key}' cannot be read: {e}")))
     }
 
-    fn get<T: DeserializeOwned>(&self, tree: &Tree, what: &str, id: &str) -> Result<Option<T>> {
+    fn get<T: DeserializeOwned + Versioned>(&self, tree: &Tree, what: &str, id: &str) -> Result<Option<T>> {
         match tree
             .get(id.as_bytes())
             .map_err(|e| storage_error(&self.path, e))?
@@ -153,7 +152,7 @@ impl SledStore {
             .map(|v| split_index_value(&v).0))
     }
 
-    fn all<T: DeserializeOwned>(&self, tree: &Tree, what: &str) -> Result<Vec<T>> {
+    fn all<T: DeserializeOwned + Versioned>(&self, tree: &Tree, what: &str) -> Result<Vec<T>> {
         tree.iter()
             .map(|kv| {
                 let (k, v) = kv.map_err(|e| storage_error(&self.path, e))?;
@@ -284,6 +283,23 @@ impl SledStore {
             }
         }
         Ok((add, remove))
+    }
+}
+
+/// Records that carry a format version.
+trait Versioned {
+    fn format_version(&self) -> u32;
+}
+
+impl Versioned for ConnectionProfile {
+    fn format_version(&self) -> u32 {
+        self.format_version
+    }
+}
+
+impl Versioned for ConnectionTable {
+    fn format_version(&self) -> u32 {
+        self.format_version
     }
 }
 

@@ -236,7 +236,6 @@ impl Session {
             warnings: vec![],
         };
         let store = self.shared.store.as_ref();
-        let state = self.ctx.state();
         match &stmt.statement {
             Statement::CreateProfile {
                 name,
@@ -286,7 +285,8 @@ impl Session {
                 {
                     return Ok(done("CREATE TABLE", vec![skipped("table", &create.name)]));
                 }
-                let (table, warnings) = build_table(store, &state, create).map_err(fail)?;
+                // Cloning the session state is not free; only table definitions need it.
+                let (table, warnings) = build_table(store, &self.ctx.state(), create).map_err(fail)?;
                 self.apply(vec![Change::PutTable(table)], create.name.span)
                     .map_err(fail)?;
                 Ok(done("CREATE TABLE", warnings))
@@ -376,7 +376,7 @@ impl Session {
                     )
                     .with_help("Validate the definitions with tributary check meanwhile."),
             ])),
-            Statement::Query => self.run_query(stmt, &state, mode).await,
+            Statement::Query => self.run_query(stmt, &self.ctx.state(), mode).await,
         }
     }
 
