@@ -116,10 +116,21 @@ impl SledStore {
         }
     }
 
-    fn decode<T: DeserializeOwned + Versioned>(&self, what: &str, key: &[u8], bytes: &[u8]) -> Result<T> {
-        let newer = |found| CatalogError::NewerFormat { path: self.path.clone(), found, supported: CURRENT_FORMAT_VERSION };
+    fn decode<T: DeserializeOwned + Versioned>(
+        &self,
+        what: &str,
+        key: &[u8],
+        bytes: &[u8],
+    ) -> Result<T> {
+        let newer = |found| CatalogError::NewerFormat {
+            path: self.path.clone(),
+            found,
+            supported: CURRENT_FORMAT_VERSION,
+        };
         match serde_json::from_slice::<T>(bytes) {
-            Ok(record) if record.format_version() > CURRENT_FORMAT_VERSION => Err(newer(record.format_version())),
+            Ok(record) if record.format_version() > CURRENT_FORMAT_VERSION => {
+                Err(newer(record.format_version()))
+            }
             Ok(record) => Ok(record),
             Err(e) => {
                 // A newer record may not fit this build's shape: say so rather than "corrupt".
@@ -128,14 +139,24 @@ impl SledStore {
                     format_version: u32,
                 }
                 match serde_json::from_slice::<Version>(bytes) {
-                    Ok(v) if v.format_version > CURRENT_FORMAT_VERSION => Err(newer(v.format_version)),
-                    _ => Err(self.corrupt(format!("{what} '{}' cannot be read: {e}", String::from_utf8_lossy(key)))),
+                    Ok(v) if v.format_version > CURRENT_FORMAT_VERSION => {
+                        Err(newer(v.format_version))
+                    }
+                    _ => Err(self.corrupt(format!(
+                        "{what} '{}' cannot be read: {e}",
+                        String::from_utf8_lossy(key)
+                    ))),
                 }
             }
         }
     }
 
-    fn get<T: DeserializeOwned + Versioned>(&self, tree: &Tree, what: &str, id: &str) -> Result<Option<T>> {
+    fn get<T: DeserializeOwned + Versioned>(
+        &self,
+        tree: &Tree,
+        what: &str,
+        id: &str,
+    ) -> Result<Option<T>> {
         match tree
             .get(id.as_bytes())
             .map_err(|e| storage_error(&self.path, e))?

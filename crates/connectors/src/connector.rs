@@ -17,6 +17,82 @@ pub struct Roles {
     pub lookup: bool,
 }
 
+/// What a connector declares about itself, as one constant per connector: identity,
+/// roles, schemas and option mappings. Behaviour (checks, descriptions) stays in
+/// [`Connector`] methods.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectorInfo {
+    /// The id used in `connector = '...'`.
+    pub id: &'static str,
+    /// A display name.
+    pub name: &'static str,
+    /// One sentence on what it connects to.
+    pub description: &'static str,
+    /// The roles it can play.
+    pub roles: Roles,
+    /// Whether connection tests are supported.
+    pub testing: bool,
+    /// The profile JSON Schema, for connectors that take a profile.
+    pub profile_schema: Option<&'static str>,
+    /// The table JSON Schema.
+    pub table_schema: &'static str,
+    /// The SQL keys of the profile and where they go.
+    pub profile_options: &'static [OptionSpec],
+    /// The SQL keys of the table and where they go.
+    pub table_options: &'static [OptionSpec],
+    /// The keys `METADATA FROM` may name.
+    pub metadata_keys: &'static [MetadataKey],
+    /// Whether `format` must be set.
+    pub requires_format: bool,
+    /// Whether `json.compression = 'gzip'` is supported.
+    pub json_compression: bool,
+}
+
+impl ConnectorInfo {
+    /// The defaults a connector's constant starts from (`..ConnectorInfo::BASE`): no
+    /// profile, no testing, no metadata, no gzip JSON, a format required. Every connector
+    /// sets its own id, name, description, roles, table schema and table options.
+    pub const BASE: ConnectorInfo = ConnectorInfo {
+        id: "",
+        name: "",
+        description: "",
+        roles: Roles {
+            source: false,
+            sink: false,
+            lookup: false,
+        },
+        testing: false,
+        profile_schema: None,
+        table_schema: "{}",
+        profile_options: &[],
+        table_options: &[],
+        metadata_keys: &[],
+        requires_format: true,
+        json_compression: false,
+    };
+}
+
+impl Roles {
+    /// Read only.
+    pub const SOURCE: Roles = Roles {
+        source: true,
+        sink: false,
+        lookup: false,
+    };
+    /// Write only.
+    pub const SINK: Roles = Roles {
+        source: false,
+        sink: true,
+        lookup: false,
+    };
+    /// Read and write.
+    pub const SOURCE_AND_SINK: Roles = Roles {
+        source: true,
+        sink: true,
+        lookup: false,
+    };
+}
+
 /// What a connector's cross-field table checks can see.
 #[derive(Debug, Clone, Copy)]
 pub struct TableCheck<'a> {
@@ -64,33 +140,47 @@ impl ProfileCheck<'_> {
 /// One kind of external system. Implementations live in their own folder with their JSON
 /// Schemas and are listed once in the registry; nothing else branches on a connector's id.
 pub trait Connector: Send + Sync + Debug {
+    /// What the connector declares about itself.
+    fn info(&self) -> &'static ConnectorInfo;
     /// The id used in `connector = '...'`.
-    fn id(&self) -> &'static str;
+    fn id(&self) -> &'static str {
+        self.info().id
+    }
     /// A display name.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
     /// One sentence on what it connects to.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &'static str {
+        self.info().description
+    }
     /// The roles it can play.
-    fn roles(&self) -> Roles;
+    fn roles(&self) -> Roles {
+        self.info().roles
+    }
     /// Whether connection tests are supported.
     fn supports_testing(&self) -> bool {
-        false
+        self.info().testing
     }
     /// The profile JSON Schema, for connectors that take a profile.
     fn profile_schema(&self) -> Option<&'static str> {
-        None
+        self.info().profile_schema
     }
     /// The table JSON Schema.
-    fn table_schema(&self) -> &'static str;
+    fn table_schema(&self) -> &'static str {
+        self.info().table_schema
+    }
     /// The SQL keys of the profile and where they go.
     fn profile_options(&self) -> &'static [OptionSpec] {
-        &[]
+        self.info().profile_options
     }
     /// The SQL keys of the table and where they go.
-    fn table_options(&self) -> &'static [OptionSpec];
+    fn table_options(&self) -> &'static [OptionSpec] {
+        self.info().table_options
+    }
     /// The keys `METADATA FROM` may name.
     fn metadata_keys(&self) -> &'static [MetadataKey] {
-        &[]
+        self.info().metadata_keys
     }
     /// The fixed schema of connectors that supply their own (impulse, nexmark).
     fn fixed_schema(&self) -> Option<Vec<SourceField>> {
@@ -98,11 +188,11 @@ pub trait Connector: Send + Sync + Debug {
     }
     /// Whether `format` must be set.
     fn requires_format(&self) -> bool {
-        true
+        self.info().requires_format
     }
     /// Whether `json.compression = 'gzip'` is supported.
     fn supports_json_compression(&self) -> bool {
-        false
+        self.info().json_compression
     }
     /// Source, sink or lookup, from the table config.
     fn connection_type(&self, table: &Value) -> ConnectionType;

@@ -23,7 +23,7 @@ mod nexmark;
 mod single_file;
 mod stdout;
 
-pub use connector::{Connector, ProfileCheck, Roles, TableCheck, str_at};
+pub use connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
 pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
 pub use registry::{RegisteredConnector, Registry, registry};
 pub use schema_doc::{PropertyInfo, property};

@@ -5,8 +5,8 @@
 //! patterns, ranges, required-ness and defaults all come from the schema.
 
 use crate::schema_doc::{
-    PropertyInfo, fill_required_defaults, insert_at, leaf_properties, matching_branch, object_at,
-    property,
+    PropertyInfo, as_strings, fill_required_defaults, insert_at, leaf_properties, matching_branch,
+    object_at, property,
 };
 use crate::spec::{OptionSpec, Target, ValueKind};
 use jsonschema::error::ValidationErrorKind;
@@ -504,18 +504,7 @@ fn schema_error(
             }
         }
         ValidationErrorKind::Enum { options } => {
-            let allowed: Vec<String> = options
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|v| {
-                            v.as_str()
-                                .map(str::to_string)
-                                .unwrap_or_else(|| v.to_string())
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let allowed = as_strings(options);
             let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
             let value = value_at(path)
                 .map(|v| {

@@ -27,19 +27,7 @@ impl<'a> PropertyInfo<'a> {
 
     /// The `enum` values as strings.
     pub fn enum_values(&self) -> Vec<String> {
-        self.node
-            .get("enum")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|v| {
-                        v.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| v.to_string())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.node.get("enum").map(as_strings).unwrap_or_default()
     }
 
     /// The `default`.
@@ -59,6 +47,22 @@ impl<'a> PropertyInfo<'a> {
     pub fn is_var_str(&self) -> bool {
         self.node.get("format").and_then(Value::as_str) == Some("var-str")
     }
+}
+
+/// The items of a JSON array as text (strings unquoted, other values as JSON).
+pub fn as_strings(array: &Value) -> Vec<String> {
+    array
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Find the property at `pointer` (`/a/b`) in `schema`.

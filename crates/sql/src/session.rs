@@ -286,7 +286,8 @@ impl Session {
                     return Ok(done("CREATE TABLE", vec![skipped("table", &create.name)]));
                 }
                 // Cloning the session state is not free; only table definitions need it.
-                let (table, warnings) = build_table(store, &self.ctx.state(), create).map_err(fail)?;
+                let (table, warnings) =
+                    build_table(store, &self.ctx.state(), create).map_err(fail)?;
                 self.apply(vec![Change::PutTable(table)], create.name.span)
                     .map_err(fail)?;
                 Ok(done("CREATE TABLE", warnings))

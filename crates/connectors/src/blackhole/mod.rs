@@ -1,7 +1,6 @@
 //! The `blackhole` connector: a sink that discards rows and needs no format.
 
-use crate::connector::{Connector, Roles};
-use crate::spec::OptionSpec;
+use crate::connector::{Connector, ConnectorInfo, Roles};
 use serde_json::Value;
 use tributary_types::ConnectionType;
 
@@ -9,31 +8,20 @@ use tributary_types::ConnectionType;
 #[derive(Debug)]
 pub struct Blackhole;
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "blackhole",
+    name: "Blackhole",
+    description: "Discard every row written",
+    roles: Roles::SINK,
+    table_schema: include_str!("table.json"),
+    table_options: &[],
+    requires_format: false,
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for Blackhole {
-    fn id(&self) -> &'static str {
-        "blackhole"
-    }
-    fn name(&self) -> &'static str {
-        "Blackhole"
-    }
-    fn description(&self) -> &'static str {
-        "Discard every row written"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: false,
-            sink: true,
-            lookup: false,
-        }
-    }
-    fn table_schema(&self) -> &'static str {
-        include_str!("table.json")
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        &[]
-    }
-    fn requires_format(&self) -> bool {
-        false
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink

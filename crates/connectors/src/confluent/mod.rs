@@ -1,9 +1,9 @@
 //! The `confluent` connector: Kafka on Confluent Cloud. Its profile holds an API key and
 //! secret (SASL_SSL with PLAIN underneath); its tables are Kafka tables.
 
-use crate::connector::{Connector, ProfileCheck, Roles, TableCheck, str_at};
+use crate::connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
 use crate::kafka;
-use crate::spec::{MetadataKey, OptionSpec};
+use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
 
@@ -20,40 +20,23 @@ const PROFILE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("schema_registry.api_secret", "/schemaRegistry/apiSecret"),
 ];
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "confluent",
+    name: "Confluent Cloud",
+    description: "Read and write Kafka topics on Confluent Cloud",
+    roles: Roles::SOURCE_AND_SINK,
+    testing: true,
+    profile_schema: Some(include_str!("profile.json")),
+    table_schema: kafka::TABLE_SCHEMA,
+    profile_options: PROFILE_OPTIONS,
+    table_options: kafka::TABLE_OPTIONS,
+    metadata_keys: kafka::METADATA,
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for Confluent {
-    fn id(&self) -> &'static str {
-        "confluent"
-    }
-    fn name(&self) -> &'static str {
-        "Confluent Cloud"
-    }
-    fn description(&self) -> &'static str {
-        "Read and write Kafka topics on Confluent Cloud"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: true,
-            sink: true,
-            lookup: false,
-        }
-    }
-    fn supports_testing(&self) -> bool {
-        true
-    }
-    fn profile_schema(&self) -> Option<&'static str> {
-        Some(include_str!("profile.json"))
-    }
-    fn table_schema(&self) -> &'static str {
-        kafka::TABLE_SCHEMA
-    }
-    fn profile_options(&self) -> &'static [OptionSpec] {
-        PROFILE_OPTIONS
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        kafka::TABLE_OPTIONS
-    }
-    fn metadata_keys(&self) -> &'static [MetadataKey] {
-        kafka::METADATA
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
         kafka::connection_type(table)

@@ -3,7 +3,7 @@
 
 mod path;
 
-use crate::connector::{Connector, Roles, TableCheck, str_at};
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::spec::{OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, Format};
@@ -78,34 +78,21 @@ const TABLE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("sink.version", "/table_type/version").when("type", SINK),
 ];
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "filesystem",
+    name: "FileSystem",
+    description: "Read and write files in local directories and object stores (S3, GCS, Azure, R2)",
+    roles: Roles::SOURCE_AND_SINK,
+    testing: true,
+    table_schema: include_str!("table.json"),
+    table_options: TABLE_OPTIONS,
+    json_compression: true,
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for FileSystem {
-    fn id(&self) -> &'static str {
-        "filesystem"
-    }
-    fn name(&self) -> &'static str {
-        "FileSystem"
-    }
-    fn description(&self) -> &'static str {
-        "Read and write files in local directories and object stores (S3, GCS, Azure, R2)"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: true,
-            sink: true,
-            lookup: false,
-        }
-    }
-    fn supports_testing(&self) -> bool {
-        true
-    }
-    fn table_schema(&self) -> &'static str {
-        include_str!("table.json")
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        TABLE_OPTIONS
-    }
-    fn supports_json_compression(&self) -> bool {
-        true
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
         if str_at(table, "/table_type/type") == Some("sink") {

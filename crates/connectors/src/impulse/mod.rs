@@ -1,7 +1,7 @@
 //! The `impulse` connector: a bounded or unbounded generator of `counter` rows, with a fixed
 //! schema.
 
-use crate::connector::{Connector, Roles};
+use crate::connector::{Connector, ConnectorInfo, Roles};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, FieldType, SourceField};
@@ -16,37 +16,26 @@ const TABLE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("message_count", "/message_count"),
 ];
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "impulse",
+    name: "Impulse",
+    description: "Generate counter rows at a fixed rate",
+    roles: Roles::SOURCE,
+    table_schema: include_str!("table.json"),
+    table_options: TABLE_OPTIONS,
+    requires_format: false,
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for Impulse {
-    fn id(&self) -> &'static str {
-        "impulse"
-    }
-    fn name(&self) -> &'static str {
-        "Impulse"
-    }
-    fn description(&self) -> &'static str {
-        "Generate counter rows at a fixed rate"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: true,
-            sink: false,
-            lookup: false,
-        }
-    }
-    fn table_schema(&self) -> &'static str {
-        include_str!("table.json")
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        TABLE_OPTIONS
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn fixed_schema(&self) -> Option<Vec<SourceField>> {
         Some(vec![
             SourceField::required("counter", FieldType::Int64),
             SourceField::required("subtask_index", FieldType::Int64),
         ])
-    }
-    fn requires_format(&self) -> bool {
-        false
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Source

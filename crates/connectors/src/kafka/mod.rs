@@ -1,7 +1,7 @@
 //! The `kafka` connector: Kafka topics as sources and sinks, with profiles holding the
 //! brokers, authentication and schema registry. `confluent` reuses its table half.
 
-use crate::connector::{Connector, ProfileCheck, Roles, TableCheck, str_at};
+use crate::connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, FieldType};
@@ -92,40 +92,23 @@ pub(crate) const METADATA: &[MetadataKey] = &[
     },
 ];
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "kafka",
+    name: "Kafka",
+    description: "Read and write Kafka topics",
+    roles: Roles::SOURCE_AND_SINK,
+    testing: true,
+    profile_schema: Some(include_str!("profile.json")),
+    table_schema: TABLE_SCHEMA,
+    profile_options: PROFILE_OPTIONS,
+    table_options: TABLE_OPTIONS,
+    metadata_keys: METADATA,
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for Kafka {
-    fn id(&self) -> &'static str {
-        "kafka"
-    }
-    fn name(&self) -> &'static str {
-        "Kafka"
-    }
-    fn description(&self) -> &'static str {
-        "Read and write Kafka topics"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: true,
-            sink: true,
-            lookup: false,
-        }
-    }
-    fn supports_testing(&self) -> bool {
-        true
-    }
-    fn profile_schema(&self) -> Option<&'static str> {
-        Some(include_str!("profile.json"))
-    }
-    fn table_schema(&self) -> &'static str {
-        TABLE_SCHEMA
-    }
-    fn profile_options(&self) -> &'static [OptionSpec] {
-        PROFILE_OPTIONS
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        TABLE_OPTIONS
-    }
-    fn metadata_keys(&self) -> &'static [MetadataKey] {
-        METADATA
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
         connection_type(table)

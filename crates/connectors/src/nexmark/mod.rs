@@ -1,7 +1,7 @@
 //! The `nexmark` connector: the Nexmark benchmark generator, with its fixed schema of
 //! `person`, `auction` and `bid` structs.
 
-use crate::connector::{Connector, Roles};
+use crate::connector::{Connector, ConnectorInfo, Roles};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, FieldType, SourceField, TimeUnit};
@@ -24,28 +24,20 @@ fn required_struct(fields: &[(&str, FieldType)]) -> FieldType {
     }
 }
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "nexmark",
+    name: "Nexmark",
+    description: "Generate the Nexmark benchmark's persons, auctions and bids",
+    roles: Roles::SOURCE,
+    table_schema: include_str!("table.json"),
+    table_options: TABLE_OPTIONS,
+    requires_format: false,
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for Nexmark {
-    fn id(&self) -> &'static str {
-        "nexmark"
-    }
-    fn name(&self) -> &'static str {
-        "Nexmark"
-    }
-    fn description(&self) -> &'static str {
-        "Generate the Nexmark benchmark's persons, auctions and bids"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: true,
-            sink: false,
-            lookup: false,
-        }
-    }
-    fn table_schema(&self) -> &'static str {
-        include_str!("table.json")
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        TABLE_OPTIONS
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn fixed_schema(&self) -> Option<Vec<SourceField>> {
         let ts = FieldType::Timestamp {
@@ -94,9 +86,6 @@ impl Connector for Nexmark {
                 ]),
             ),
         ])
-    }
-    fn requires_format(&self) -> bool {
-        false
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Source

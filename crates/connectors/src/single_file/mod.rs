@@ -1,6 +1,6 @@
 //! The `single_file` connector: one local file as a source or sink.
 
-use crate::connector::{Connector, Roles, TableCheck, str_at};
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -15,28 +15,19 @@ const TABLE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("wait_for_control", "/wait_for_control"),
 ];
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "single_file",
+    name: "Single File",
+    description: "Read or write one local file",
+    roles: Roles::SOURCE_AND_SINK,
+    table_schema: include_str!("table.json"),
+    table_options: TABLE_OPTIONS,
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for SingleFile {
-    fn id(&self) -> &'static str {
-        "single_file"
-    }
-    fn name(&self) -> &'static str {
-        "Single File"
-    }
-    fn description(&self) -> &'static str {
-        "Read or write one local file"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: true,
-            sink: true,
-            lookup: false,
-        }
-    }
-    fn table_schema(&self) -> &'static str {
-        include_str!("table.json")
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        TABLE_OPTIONS
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
         if str_at(table, "/table_type") == Some("sink") {

@@ -1,7 +1,6 @@
 //! The `stdout` connector: a sink that writes each row to standard output in its format.
 
-use crate::connector::{Connector, Roles};
-use crate::spec::OptionSpec;
+use crate::connector::{Connector, ConnectorInfo, Roles};
 use serde_json::Value;
 use tributary_types::ConnectionType;
 
@@ -9,28 +8,19 @@ use tributary_types::ConnectionType;
 #[derive(Debug)]
 pub struct Stdout;
 
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "stdout",
+    name: "StdOut",
+    description: "Write rows to standard output",
+    roles: Roles::SINK,
+    table_schema: include_str!("table.json"),
+    table_options: &[],
+    ..ConnectorInfo::BASE
+};
+
 impl Connector for Stdout {
-    fn id(&self) -> &'static str {
-        "stdout"
-    }
-    fn name(&self) -> &'static str {
-        "StdOut"
-    }
-    fn description(&self) -> &'static str {
-        "Write rows to standard output"
-    }
-    fn roles(&self) -> Roles {
-        Roles {
-            source: false,
-            sink: true,
-            lookup: false,
-        }
-    }
-    fn table_schema(&self) -> &'static str {
-        include_str!("table.json")
-    }
-    fn table_options(&self) -> &'static [OptionSpec] {
-        &[]
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink
