@@ -91,7 +91,7 @@ pub(crate) fn build_table(
         schema: &entry.table_schema,
         missing_span: with_span,
     };
-    let mapped = Some(map_options(req, &mut opts, &mut diags));
+    let mapped = map_options(req, &mut opts, &mut diags);
     // 6. Unknown options.
     let mut candidates: Vec<String> = describe::all_keys(entry);
     if profile.is_some() {
@@ -131,10 +131,10 @@ pub(crate) fn build_table(
         );
     }
     // 8. Connection type.
-    let connection_type = match (&mapped, stmt.temporary) {
-        (_, true) => ConnectionType::Lookup,
-        (Some(m), false) => c.connection_type(&m.config),
-        (None, false) => ConnectionType::Source,
+    let connection_type = if stmt.temporary {
+        ConnectionType::Lookup
+    } else {
+        c.connection_type(&mapped.config)
     };
     check_role(entry, connection_type, stmt, &mut diags);
     if let Some(fixed) = c.fixed_schema() {
@@ -173,9 +173,8 @@ pub(crate) fn build_table(
                 .with_help(schema_help(&e)),
         );
     }
-    if let Some(m) = &mapped
-        && !diags.iter().any(Diagnostic::is_error)
-    {
+    if !diags.iter().any(Diagnostic::is_error) {
+        let m = &mapped;
         let profile_config = profile
             .as_ref()
             .map(|p| &p.config)
@@ -193,22 +192,17 @@ pub(crate) fn build_table(
     }
     let warnings = finish(diags)?;
     // 9. The record.
-    let mut options: Vec<_> = stmt
+    let options: Vec<_> = stmt
         .options
         .iter()
         .filter(|o| o.key != "connector" && o.key != "connection_profile")
         .map(|o| {
-            let sensitive = mapped
-                .as_ref()
-                .is_some_and(|m| m.entries.iter().any(|e| e.key == o.key && e.sensitive))
+            let sensitive = mapped.entries.iter().any(|e| e.key == o.key && e.sensitive)
                 || inline_sensitive(entry, &o.key);
             o.to_entry(sensitive)
         })
         .collect();
-    options.dedup_by(|a, b| a.key == b.key);
-    let config = mapped
-        .map(|m| m.config)
-        .unwrap_or_else(|| serde_json::json!({}));
+    let config = mapped.config;
     let now = now_micros();
     Ok((
         ConnectionTable {
