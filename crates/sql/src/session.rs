@@ -285,9 +285,14 @@ impl Session {
                 {
                     return Ok(done("CREATE TABLE", vec![skipped("table", &create.name)]));
                 }
-                // Cloning the session state is not free; only table definitions need it.
-                let (table, warnings) =
-                    build_table(store, &self.ctx.state(), create).map_err(fail)?;
+                // Borrow the session state rather than cloning it (a clone copies every
+                // function registry); table definitions plan their expressions with it.
+                let built = {
+                    let state = self.ctx.state_ref();
+                    let state = state.read();
+                    build_table(store, &state, create)
+                };
+                let (table, warnings) = built.map_err(fail)?;
                 self.apply(vec![Change::PutTable(table)], create.name.span)
                     .map_err(fail)?;
                 Ok(done("CREATE TABLE", warnings))
