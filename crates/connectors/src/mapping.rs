@@ -87,6 +87,8 @@ pub struct MapRequest<'a> {
     pub schema: &'a CompiledSchema,
     /// Where a missing option is reported (the WITH clause or the statement).
     pub missing_span: Span,
+    /// A sentence added to the help of a missing option (another way to provide it).
+    pub missing_hint: Option<&'a str>,
 }
 
 /// Map the options of `req.specs` out of `opts` into a validated JSON config. Options the
@@ -313,8 +315,12 @@ fn missing(req: MapRequest<'_>, spec: &OptionSpec, info: Option<&PropertyInfo<'_
             i.description().trim_end_matches('.')
         ));
     }
+    let hint = req
+        .missing_hint
+        .map(|h| format!(" {h}"))
+        .unwrap_or_default();
     d.with_help(format!(
-        "Add {} = {example} to the WITH clause.",
+        "Add {} = {example} to the WITH clause.{hint}",
         quote_key(spec.key)
     ))
 }
@@ -482,6 +488,12 @@ fn schema_error(
             .unwrap_or(req.missing_span)
     };
     let sensitive = info_at(path).is_some_and(|i| i.sensitive);
+    // The validator's own text quotes the value, which must not leak a secret.
+    let detail = if sensitive {
+        "the value does not fit the schema"
+    } else {
+        raw
+    };
     let shown = |pointer: &str| match value_at(pointer) {
         _ if sensitive => "the given value".to_string(),
         Some(Value::String(s)) => format!("'{s}'"),
@@ -559,12 +571,12 @@ fn schema_error(
         .with_span(span_for(path))
         .with_help("Give it a non-empty value."),
         ValidationErrorKind::Type { .. } => Diagnostic::error(format!(
-            "option '{}' has the wrong type: {raw}",
+            "option '{}' has the wrong type: {detail}",
             key_for(path)
         ))
         .with_span(span_for(path)),
         _ => Diagnostic::error(format!(
-            "invalid {} settings for connector '{}' at '{}': {raw}",
+            "invalid {} settings for connector '{}' at '{}': {detail}",
             req.object,
             req.connector,
             key_for(path)

@@ -54,6 +54,7 @@ fn map(
         specs,
         schema,
         missing_span: Span::default(),
+        missing_hint: None,
     };
     let mapped = map_options(req, &mut o, &mut diags);
     (mapped.config, diags, o)

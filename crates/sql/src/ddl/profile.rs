@@ -103,6 +103,7 @@ pub(crate) fn build_profile(
         specs: c.profile_options(),
         schema,
         missing_span: with_span,
+        missing_hint: None,
     };
     let mapped = map_options(req, &mut opts, &mut diags);
     if !diags.iter().any(Diagnostic::is_error) {

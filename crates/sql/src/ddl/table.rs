@@ -7,7 +7,9 @@ use super::unknown::report_unknown;
 use crate::parser::ast::CreateTable;
 use datafusion::execution::SessionState;
 use tributary_catalog::{CatalogStore, new_table_id, now_micros};
-use tributary_connectors::{MapRequest, RegisteredConnector, TableCheck, describe, map_options};
+use tributary_connectors::{
+    MapRequest, MappedOptions, RegisteredConnector, TableCheck, describe, map_options,
+};
 use tributary_formats::{all_format_keys, format_from_options};
 use tributary_types::options::quote_key;
 use tributary_types::{
@@ -70,7 +72,7 @@ pub(crate) fn build_table(
         opts.take("type");
     }
     // 3-4. Connection settings: from the profile, or inline.
-    let inline_profile = if named_profile && profile.is_none() {
+    let inline_settings = if named_profile && profile.is_none() {
         // The profile could not be used (reported above); its settings are not expected inline.
         for spec in c.profile_options() {
             opts.take(spec.key);
@@ -90,6 +92,7 @@ pub(crate) fn build_table(
         specs: c.table_options(),
         schema: &entry.table_schema,
         missing_span: with_span,
+        missing_hint: None,
     };
     let mapped = map_options(req, &mut opts, &mut diags);
     // 6. Unknown options.
@@ -178,7 +181,7 @@ pub(crate) fn build_table(
         let profile_config = profile
             .as_ref()
             .map(|p| &p.config)
-            .or(inline_profile.as_ref());
+            .or(inline_settings.as_ref().map(|m| &m.config));
         let cx = TableCheck {
             table: name,
             config: &m.config,
@@ -197,8 +200,11 @@ pub(crate) fn build_table(
         .iter()
         .filter(|o| o.key != "connector" && o.key != "connection_profile")
         .map(|o| {
-            let sensitive = mapped.entries.iter().any(|e| e.key == o.key && e.sensitive)
-                || inline_sensitive(entry, &o.key);
+            let sensitive = mapped
+                .entries
+                .iter()
+                .chain(inline_settings.iter().flat_map(|m| &m.entries))
+                .any(|e| e.key == o.key && e.sensitive);
             o.to_entry(sensitive)
         })
         .collect();
@@ -211,7 +217,7 @@ pub(crate) fn build_table(
             name: name.clone(),
             connector: c.id().to_string(),
             profile: profile.map(|p| p.id),
-            inline_profile,
+            inline_profile: inline_settings.map(|m| m.config),
             connection_type,
             description: c.table_description(&config, connection_type),
             config,
@@ -327,7 +333,7 @@ fn connection_settings(
     opts: &mut WithOptions,
     with_span: Span,
     diags: &mut Vec<Diagnostic>,
-) -> Option<serde_json::Value> {
+) -> Option<MappedOptions> {
     let c = entry.connector;
     let schema = entry.profile_schema.as_ref()?;
     if let Some(p) = profile {
@@ -364,17 +370,9 @@ fn connection_settings(
         specs: c.profile_options(),
         schema,
         missing_span: with_span,
+        missing_hint: Some("Or name a connection profile with connection_profile = '...'."),
     };
-    let before = diags.len();
     let mapped = map_options(req, opts, diags);
-    for d in diags[before..].iter_mut() {
-        if d.message.starts_with("missing required option") {
-            d.help = Some(format!(
-                "{} Or name a connection profile with connection_profile = '...'.",
-                d.help.clone().unwrap_or_default()
-            ));
-        }
-    }
     if !diags.iter().any(Diagnostic::is_error) {
         diags.extend(c.check_profile(&tributary_connectors::ProfileCheck {
             config: &mapped.config,
@@ -382,13 +380,7 @@ fn connection_settings(
             statement_span: with_span,
         }));
     }
-    Some(mapped.config)
-}
-
-fn inline_sensitive(entry: &RegisteredConnector, key: &str) -> bool {
-    describe::option_docs(entry)
-        .iter()
-        .any(|d| d.key == key && d.sensitive)
+    Some(mapped)
 }
 
 fn check_role(
