@@ -1,7 +1,7 @@
 //! The [`Connector`] trait: everything Tributary knows about one kind of external system.
 
 use crate::mapping::MappedOptions;
-use crate::spec::{MetadataKey, OptionSpec};
+use crate::spec::{MetadataKey, OptionSpec, PartitionTerm};
 use serde_json::Value;
 use std::fmt::Debug;
 use tributary_types::{ConnectionSchema, ConnectionType, Diagnostic, SourceField, Span};
@@ -203,6 +203,15 @@ pub trait Connector: Send + Sync + Debug {
     /// Cross-field table rules a schema cannot express.
     fn check_table(&self, _cx: &TableCheck<'_>) -> Vec<Diagnostic> {
         vec![]
+    }
+    /// Fold `PARTITIONED BY (...)` into the table config. `None`: the connector has no
+    /// partition clause (the caller reports it); otherwise the problems found.
+    fn partition_by(
+        &self,
+        _terms: &[PartitionTerm],
+        _config: &mut Value,
+    ) -> Option<Vec<Diagnostic>> {
+        None
     }
     /// A one-line description of a profile (for Kafka, its servers).
     fn profile_description(&self, _profile: &Value) -> String {

@@ -114,6 +114,15 @@ fn doc(scope: Scope, spec: &OptionSpec, schema: &Value) -> OptionDoc {
             d.description = description.to_string();
             d.sensitive = true;
         }
+        Target::Indexed {
+            pointer,
+            description,
+        } => {
+            d.key = format!("{}<n>", spec.key);
+            d.json_name = format!("{}[n]", json_name(pointer));
+            d.value_type = "string".into();
+            d.description = description.to_string();
+        }
         Target::Pointer(pointer) => {
             d.json_name = json_name(pointer);
             if let Some(info) = property(schema, pointer) {
@@ -123,7 +132,7 @@ fn doc(scope: Scope, spec: &OptionSpec, schema: &Value) -> OptionDoc {
                     | ValueKind::IntervalMicros => "interval".into(),
                     ValueKind::DataSize => "data size".into(),
                     ValueKind::Field => "column name".into(),
-                    ValueKind::Auto => match info.type_name() {
+                    ValueKind::Pascal | ValueKind::Auto => match info.type_name() {
                         Some("object") => "'k=v,...' pairs".into(),
                         Some("array") => "array of strings".into(),
                         Some(t) => t.to_string(),

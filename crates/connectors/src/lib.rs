@@ -14,17 +14,35 @@ mod registry;
 mod schema_doc;
 mod spec;
 
+mod file_sink;
+mod http;
+
 mod blackhole;
 mod confluent;
+mod delta;
 mod filesystem;
+mod fluvio;
+mod iceberg;
 mod impulse;
 mod kafka;
+mod kinesis;
+mod mqtt;
+mod nats;
 mod nexmark;
+mod polling_http;
+mod rabbitmq;
+mod redis;
 mod single_file;
+mod sse;
 mod stdout;
+mod webhook;
+mod websocket;
 
 pub use connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
 pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
 pub use registry::{RegisteredConnector, Registry, registry};
 pub use schema_doc::{PropertyInfo, property};
-pub use spec::{Condition, MetadataKey, MetadataType, OptionSpec, Target, ValueKind};
+pub use spec::{
+    Condition, MetadataKey, MetadataType, OptionSpec, PartitionArg, PartitionTerm, Target,
+    ValueKind,
+};

@@ -104,7 +104,8 @@ pub fn map_options(
     };
     let errors_before = diags.iter().filter(|d| d.is_error()).count();
 
-    // Selectors first: conditions on other options depend on them.
+    // Selectors first, in declaration order: conditions on other options (and on later
+    // selectors) depend on them.
     for spec in req.specs {
         let Target::Selector {
             values, default, ..
@@ -112,6 +113,13 @@ pub fn map_options(
         else {
             continue;
         };
+        if !condition_holds(spec, &out.selectors) {
+            if let Some(o) = take_with_aliases(spec, opts, diags) {
+                record(&mut out, &o, false);
+                diags.push(only_applies(spec, &o));
+            }
+            continue;
+        }
         match take_with_aliases(spec, opts, diags) {
             Some(o) => {
                 record(&mut out, &o, false);
@@ -141,6 +149,25 @@ pub fn map_options(
     }
 
     for spec in req.specs {
+        if let Target::Selector { .. } = spec.target
+            && let Some(chosen) = out.selectors.get(spec.key)
+        {
+            for (value, pointer) in spec.creates {
+                if value == chosen && out.config.pointer(pointer).is_none() {
+                    insert_at(&mut out.config, pointer, Value::Object(Map::new()));
+                }
+            }
+        }
+    }
+
+    for spec in req.specs {
+        if let Target::Indexed { pointer, .. } = spec.target {
+            let items = opts.take_prefixed(spec.key);
+            if !items.is_empty() {
+                map_indexed(spec.key, pointer, items, &mut out, diags);
+            }
+            continue;
+        }
         if let Target::Prefixed { pointer, .. } = spec.target {
             for o in opts.take_prefixed(spec.key) {
                 let sub = o.key[spec.key.len()..].to_string();
@@ -171,22 +198,21 @@ pub fn map_options(
             continue;
         };
         let applies = condition_holds(spec, &out.selectors);
+        // One key may land in different places per variant (NATS `subject`): leave the
+        // option to the declaration whose condition holds.
+        if !applies
+            && req
+                .specs
+                .iter()
+                .any(|other| other.key == spec.key && condition_holds(other, &out.selectors))
+        {
+            continue;
+        }
         match take_with_aliases(spec, opts, diags) {
             Some(o) => {
                 record(&mut out, &o, info.sensitive);
                 if !applies {
-                    let cond = spec
-                        .when
-                        .map(|c| format!("{} is {}", quote_key(c.key), quoted_list(c.values)))
-                        .unwrap_or_default();
-                    diags.push(
-                        Diagnostic::error(format!(
-                            "option '{}' only applies when {cond}",
-                            spec.key
-                        ))
-                        .with_span(o.key_span)
-                        .with_help("Remove the option, or change the selecting option."),
-                    );
+                    diags.push(only_applies(spec, &o));
                     continue;
                 }
                 match convert(&o, spec.kind, &info) {
@@ -248,6 +274,64 @@ pub fn map_options(
     out
 }
 
+fn only_applies(spec: &OptionSpec, o: &SqlOption) -> Diagnostic {
+    let cond = spec
+        .when
+        .map(|c| format!("{} is {}", quote_key(c.key), quoted_list(c.values)))
+        .unwrap_or_default();
+    Diagnostic::error(format!("option '{}' only applies when {cond}", spec.key))
+        .with_span(o.key_span)
+        .with_help("Remove the option, or change the selecting option.")
+}
+
+/// `prefix0`, `prefix1`, ... into an array, in index order, without gaps.
+fn map_indexed(
+    prefix: &str,
+    pointer: &str,
+    items: Vec<SqlOption>,
+    out: &mut MappedOptions,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut numbered: Vec<(usize, SqlOption)> = Vec::new();
+    for o in items {
+        record(out, &o, false);
+        let index = o.key[prefix.len()..].parse::<usize>();
+        match (index, &o.value) {
+            (Ok(i), OptionValue::String(_)) => numbered.push((i, o)),
+            (Err(_), _) => diags.push(
+                Diagnostic::error(format!(
+                    "option '{}' must end in a number, as in '{prefix}0'",
+                    o.key
+                ))
+                .with_span(o.key_span)
+                .with_help(format!(
+                    "Number the entries '{prefix}0', '{prefix}1', and so on."
+                )),
+            ),
+            (Ok(_), _) => diags.push(expected(&o, "a single-quoted string", "'text'")),
+        }
+    }
+    numbered.sort_by_key(|(i, _)| *i);
+    for (expected_index, (i, o)) in numbered.iter().enumerate() {
+        if *i != expected_index {
+            diags.push(
+                Diagnostic::error(format!(
+                    "option '{}' skips '{prefix}{expected_index}'",
+                    o.key
+                ))
+                .with_span(o.key_span)
+                .with_help(format!("Number the entries from '{prefix}0' without gaps.")),
+            );
+            return;
+        }
+    }
+    let values = numbered
+        .into_iter()
+        .map(|(_, o)| Value::String(o.value.as_text()))
+        .collect();
+    insert_at(&mut out.config, pointer, Value::Array(values));
+}
+
 fn condition_holds(spec: &OptionSpec, selectors: &BTreeMap<String, String>) -> bool {
     spec.when.is_none_or(|c| {
         selectors
@@ -299,7 +383,7 @@ fn missing(req: MapRequest<'_>, spec: &OptionSpec, info: Option<&PropertyInfo<'_
     }
     let example = match spec.target {
         Target::Selector { values, .. } => format!("'{}'", values[0]),
-        Target::Pointer(_) | Target::Prefixed { .. } => info
+        Target::Pointer(_) | Target::Prefixed { .. } | Target::Indexed { .. } => info
             .and_then(|i| i.node.get("examples").and_then(|e| e.get(0)).cloned())
             .map(|e| match e {
                 Value::String(s) => format!("'{s}'"),
@@ -363,6 +447,14 @@ fn convert(o: &SqlOption, kind: ValueKind, info: &PropertyInfo<'_>) -> Result<Va
                 _ => Err(expected(o, "a column name", "event_time")),
             };
         }
+        ValueKind::Pascal => {
+            return match &o.value {
+                OptionValue::Identifier(s) | OptionValue::String(s) => {
+                    Ok(Value::String(pascal_case(s)))
+                }
+                _ => Err(expected(o, "a single-quoted string", "'text'")),
+            };
+        }
         ValueKind::Auto => {}
     }
     match info.type_name() {
@@ -399,6 +491,19 @@ fn convert(o: &SqlOption, kind: ValueKind, info: &PropertyInfo<'_>) -> Result<Va
             _ => Err(expected(o, "a single-quoted string", "'text'")),
         },
     }
+}
+
+/// `at_least_once` and `append` to `AtLeastOnce` and `Append`; PascalCase stays as is.
+fn pascal_case(s: &str) -> String {
+    s.split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 fn parse_pairs(s: &str) -> Result<Value, String> {

@@ -2,19 +2,34 @@
 
 use crate::connector::Connector;
 use crate::mapping::CompiledSchema;
-use crate::{blackhole, confluent, filesystem, impulse, kafka, nexmark, single_file, stdout};
+use crate::{
+    blackhole, confluent, delta, filesystem, fluvio, iceberg, impulse, kafka, kinesis, mqtt, nats,
+    nexmark, polling_http, rabbitmq, redis, single_file, sse, stdout, webhook, websocket,
+};
 use std::sync::OnceLock;
 
 /// Every connector, in the order `SHOW CONNECTORS` lists them (by id).
 const CONNECTORS: &[&dyn Connector] = &[
     &blackhole::Blackhole,
     &confluent::Confluent,
+    &delta::Delta,
     &filesystem::FileSystem,
+    &fluvio::Fluvio,
+    &iceberg::Iceberg,
     &impulse::Impulse,
     &kafka::Kafka,
+    &kinesis::Kinesis,
+    &mqtt::Mqtt,
+    &nats::Nats,
     &nexmark::Nexmark,
+    &polling_http::PollingHttp,
+    &rabbitmq::Rabbitmq,
+    &redis::Redis,
     &single_file::SingleFile,
+    &sse::Sse,
     &stdout::Stdout,
+    &webhook::Webhook,
+    &websocket::Websocket,
 ];
 
 /// A connector with its schemas compiled.
@@ -98,7 +113,9 @@ mod tests {
             for (specs, schema) in schemas {
                 for spec in specs {
                     let pointer = match spec.target {
-                        Target::Pointer(p) | Target::Prefixed { pointer: p, .. } => p,
+                        Target::Pointer(p)
+                        | Target::Prefixed { pointer: p, .. }
+                        | Target::Indexed { pointer: p, .. } => p,
                         Target::Selector { .. } => continue,
                     };
                     let schema = schema.unwrap_or_else(|| {

@@ -18,6 +18,9 @@ pub enum ValueKind {
     DataSize,
     /// A column name: a bare identifier (or, for compatibility, a string).
     Field,
+    /// An enum whose JSON spelling is PascalCase (`AtLeastOnce`): SQL may write it that way
+    /// or in snake case (`at_least_once`).
+    Pascal,
 }
 
 /// Where an option's value goes.
@@ -29,6 +32,14 @@ pub enum Target {
     /// `pointer`, keyed by the rest of the key.
     Prefixed {
         /// The object's JSON Pointer.
+        pointer: &'static str,
+        /// What the entries are.
+        description: &'static str,
+    },
+    /// Numbered keys (`subscription_messages.0`, `.1`, ...) collected in order into the
+    /// array at `pointer`; the numbers must run from 0 without gaps.
+    Indexed {
+        /// The array's JSON Pointer.
         pointer: &'static str,
         /// What the entries are.
         description: &'static str,
@@ -68,6 +79,9 @@ pub struct OptionSpec {
     pub kind: ValueKind,
     /// Older spellings, accepted with a warning.
     pub deprecated_aliases: &'static [&'static str],
+    /// For selectors: `(value, pointer)` pairs; choosing `value` puts an empty object at
+    /// `pointer` (a variant without settings, such as a Fluvio sink's `"type": {}`).
+    pub creates: &'static [(&'static str, &'static str)],
 }
 
 impl OptionSpec {
@@ -79,6 +93,7 @@ impl OptionSpec {
             when: None,
             kind: ValueKind::Auto,
             deprecated_aliases: &[],
+            creates: &[],
         }
     }
 
@@ -99,6 +114,7 @@ impl OptionSpec {
             when: None,
             kind: ValueKind::Auto,
             deprecated_aliases: &[],
+            creates: &[],
         }
     }
 
@@ -118,7 +134,33 @@ impl OptionSpec {
             when: None,
             kind: ValueKind::Auto,
             deprecated_aliases: &[],
+            creates: &[],
         }
+    }
+
+    /// Numbered keys `prefix0`, `prefix1`, ... into the array at `pointer`.
+    pub const fn indexed(
+        prefix: &'static str,
+        pointer: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            key: prefix,
+            target: Target::Indexed {
+                pointer,
+                description,
+            },
+            when: None,
+            kind: ValueKind::Auto,
+            deprecated_aliases: &[],
+            creates: &[],
+        }
+    }
+
+    /// For a selector: choosing a value creates an empty object at a pointer.
+    pub const fn creates(mut self, pairs: &'static [(&'static str, &'static str)]) -> Self {
+        self.creates = pairs;
+        self
     }
 
     /// Apply only when selector `key` is one of `values`.
@@ -143,7 +185,7 @@ impl OptionSpec {
     pub fn pointer(&self) -> Option<&'static str> {
         match self.target {
             Target::Pointer(p) => Some(p),
-            Target::Selector { .. } | Target::Prefixed { .. } => None,
+            Target::Selector { .. } | Target::Prefixed { .. } | Target::Indexed { .. } => None,
         }
     }
 }
@@ -183,4 +225,29 @@ impl MetadataType {
             MetadataType::Bytea => FieldType::Bytes,
         }
     }
+}
+
+/// One term of `PARTITIONED BY (...)`, as the SQL layer hands it to a connector: a bare
+/// column (`region`) or a call (`bucket(id, 16)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionTerm {
+    /// The function name in lower case, `None` for a bare column.
+    pub function: Option<String>,
+    /// The arguments, or the one column of a bare term.
+    pub args: Vec<PartitionArg>,
+    /// The SQL text of the term, for messages and `SHOW CREATE TABLE`.
+    pub text: String,
+    /// Where the term is.
+    pub span: tributary_types::Span,
+}
+
+/// An argument of a partition term.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartitionArg {
+    /// A column name.
+    Column(String),
+    /// An integer literal.
+    Integer(i64),
+    /// Anything else, as SQL text.
+    Other(String),
 }

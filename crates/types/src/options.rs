@@ -81,6 +81,15 @@ impl WithOptions {
         (Self { items, taken }, diagnostics)
     }
 
+    /// Add an option the statement implies (a temporary table's `type = 'lookup'`), unless
+    /// one with its key is present.
+    pub fn supply(&mut self, option: SqlOption) {
+        if !self.items.iter().any(|o| o.key == option.key) {
+            self.items.push(option);
+            self.taken.push(false);
+        }
+    }
+
     /// Look at an option without consuming it.
     pub fn peek(&self, key: &str) -> Option<&SqlOption> {
         self.items

@@ -1,56 +1,27 @@
 //! The `filesystem` connector: files in local directories and object stores, as sources and
 //! sinks. Object-store URLs are validated but not reached here.
 
-mod path;
+pub(crate) mod path;
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
-use crate::spec::{OptionSpec, ValueKind};
+use crate::file_sink::{self, file_table_options};
+use crate::spec::OptionSpec;
 use serde_json::Value;
-use tributary_types::{ConnectionType, Diagnostic, Format};
+use tributary_types::{ConnectionType, Diagnostic};
 
 /// The `filesystem` connector.
 #[derive(Debug)]
 pub struct FileSystem;
 
 const SOURCE: &[&str] = &["source"];
+
 const SINK: &[&str] = &["sink"];
 
-const TABLE_OPTIONS: &[OptionSpec] = &[
+const TABLE_OPTIONS: &[OptionSpec] = file_table_options!("/table_type";
     OptionSpec::at("type", "/table_type/type"),
     OptionSpec::at("path", "/table_type/path"),
-    OptionSpec::prefixed(
-        "storage.",
-        "/table_type/storage_options",
-        "Object-store settings (credentials, region, endpoint)",
-    ),
     OptionSpec::at("source.compression", "/table_type/compression_format").when("type", SOURCE),
     OptionSpec::at("source.regex_pattern", "/table_type/regex_pattern").when("type", SOURCE),
-    OptionSpec::at(
-        "rolling_policy.file_size",
-        "/table_type/rolling_policy/file_size_bytes",
-    )
-    .when("type", SINK)
-    .kind(ValueKind::DataSize),
-    OptionSpec::at(
-        "rolling_policy.interval",
-        "/table_type/rolling_policy/interval_seconds",
-    )
-    .when("type", SINK)
-    .kind(ValueKind::IntervalSeconds),
-    OptionSpec::at(
-        "rolling_policy.inactivity_interval",
-        "/table_type/rolling_policy/inactivity_seconds",
-    )
-    .when("type", SINK)
-    .kind(ValueKind::IntervalSeconds),
-    OptionSpec::at(
-        "rolling_policy.watermark_expiration",
-        "/table_type/rolling_policy/watermark_expiration",
-    )
-    .when("type", SINK),
-    OptionSpec::at("filename.prefix", "/table_type/file_naming/prefix").when("type", SINK),
-    OptionSpec::at("filename.suffix", "/table_type/file_naming/suffix").when("type", SINK),
-    OptionSpec::at("filename.strategy", "/table_type/file_naming/strategy").when("type", SINK),
     OptionSpec::at(
         "partitioning.time_pattern",
         "/table_type/partitioning/time_pattern",
@@ -62,21 +33,7 @@ const TABLE_OPTIONS: &[OptionSpec] = &[
         "/table_type/partitioning/shuffle_by_partition/enabled",
     )
     .when("type", SINK),
-    OptionSpec::at(
-        "multipart.target_part_size",
-        "/table_type/multipart/target_part_size_bytes",
-    )
-    .when("type", SINK)
-    .kind(ValueKind::DataSize),
-    OptionSpec::at("multipart.max_parts", "/table_type/multipart/max_parts").when("type", SINK),
-    OptionSpec::at(
-        "multipart.minimum_multipart_size",
-        "/table_type/multipart/minimum_multipart_size",
-    )
-    .when("type", SINK)
-    .kind(ValueKind::DataSize),
-    OptionSpec::at("sink.version", "/table_type/version").when("type", SINK),
-];
+);
 
 const INFO: ConnectorInfo = ConnectorInfo {
     id: "filesystem",
@@ -131,49 +88,18 @@ impl Connector for FileSystem {
             );
         }
         if cx.connection_type == ConnectionType::Sink {
-            match &cx.schema.format {
-                Some(Format::Json(_)) | Some(Format::Parquet(_)) | None => {}
-                Some(other) => out.push(
-                    Diagnostic::error(format!(
-                        "filesystem sinks support the json and parquet formats, not '{other}'"
-                    ))
-                    .with_span(cx.span_of("format"))
-                    .with_help("Use format = 'parquet' or format = 'json'."),
-                ),
-            }
-            if let Some(fields) = cx
-                .config
-                .pointer("/table_type/partitioning/fields")
-                .and_then(Value::as_array)
-                && !cx.schema.fields.is_empty()
-            {
-                for f in fields.iter().filter_map(Value::as_str) {
-                    if cx.schema.field(f).is_none() {
-                        out.push(
-                            Diagnostic::error(format!(
-                                "partition field '{f}' is not a column of table '{}'",
-                                cx.table
-                            ))
-                            .with_span(cx.span_of("partitioning.fields"))
-                            .with_help("Partition by columns of the table."),
-                        );
-                    }
-                }
-            }
+            file_sink::check_format(cx, "filesystem", &mut out);
+            file_sink::check_partition_fields(cx, "/table_type/partitioning/fields", &mut out);
         }
         out
     }
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
         let p = str_at(table, "/table_type/path").unwrap_or_default();
         match connection_type {
-            ConnectionType::Sink => {
-                let version = if str_at(table, "/table_type/version") == Some("v2") {
-                    "V2"
-                } else {
-                    "V1"
-                };
-                format!("FileSystemSink{version}<{p}>")
-            }
+            ConnectionType::Sink => format!(
+                "FileSystemSink{}<{p}>",
+                file_sink::version(table, "/table_type/version")
+            ),
             _ => format!("FileSystemSource<{p}>"),
         }
     }

@@ -18,7 +18,7 @@ const SCHEMES: &[(&str, &str)] = &[
 
 /// Check that `p` is a local path, a `file://` URL, an `https://` object-store URL, or an
 /// object-store URL with a bucket (or container).
-pub(super) fn validate(p: &str) -> Result<(), String> {
+pub(crate) fn validate(p: &str) -> Result<(), String> {
     if !p.contains("://") {
         return if p.trim().is_empty() {
             Err("the path is empty".into())

@@ -6,15 +6,20 @@ use super::profile::{connector_option, finish, profile_not_found};
 use super::unknown::report_unknown;
 use crate::parser::ast::CreateTable;
 use datafusion::execution::SessionState;
+use datafusion::sql::sqlparser::ast::{
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value as SqlValue,
+};
 use tributary_catalog::{CatalogStore, new_table_id, now_micros};
 use tributary_connectors::{
-    MapRequest, MappedOptions, RegisteredConnector, TableCheck, describe, map_options,
+    MapRequest, MappedOptions, PartitionArg, PartitionTerm, RegisteredConnector, TableCheck,
+    Target, describe, map_options,
 };
 use tributary_formats::{all_format_keys, format_from_options};
 use tributary_types::options::quote_key;
 use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
-    Diagnostic, FieldType, Format, SourceField, Span, WithOptions, parse_interval_micros,
+    Diagnostic, FieldType, Format, OptionValue, SourceField, Span, SqlOption, WithOptions,
+    parse_interval_micros,
 };
 
 /// Validate a table definition into a record (not yet stored), with its warnings.
@@ -71,6 +76,15 @@ pub(crate) fn build_table(
         }
         opts.take("type");
     }
+    // Connectors with a lookup variant select it with `type`; a temporary table implies it.
+    if stmt.temporary && has_lookup_selector(entry) {
+        opts.supply(SqlOption {
+            key: "type".into(),
+            key_span: stmt.name.span,
+            value: OptionValue::String("lookup".into()),
+            value_span: stmt.name.span,
+        });
+    }
     // 3-4. Connection settings: from the profile, or inline.
     let inline_settings = if named_profile && profile.is_none() {
         // The profile could not be used (reported above); its settings are not expected inline.
@@ -94,7 +108,7 @@ pub(crate) fn build_table(
         missing_span: with_span,
         missing_hint: None,
     };
-    let mapped = map_options(req, &mut opts, &mut diags);
+    let mut mapped = map_options(req, &mut opts, &mut diags);
     // 6. Unknown options.
     let mut candidates: Vec<String> = describe::all_keys(entry);
     if profile.is_some() {
@@ -153,12 +167,16 @@ pub(crate) fn build_table(
         );
     }
     debezium_rules(&format, connection_type, &cols, stmt, &mut diags);
-    if !stmt.partitioned_by.is_empty() {
-        diags.push(
-            Diagnostic::error(format!("connector '{}' does not support PARTITIONED BY", c.id()))
-                .with_span(stmt.partitioned_by[0].1)
-                .with_help("Remove PARTITIONED BY; filesystem sinks partition with 'partitioning.fields' and 'partitioning.time_pattern'."),
-        );
+    let partitioned_by = partition_terms(stmt);
+    if !partitioned_by.is_empty() {
+        match c.partition_by(&partitioned_by, &mut mapped.config) {
+            Some(found) => diags.extend(found),
+            None => diags.push(
+                Diagnostic::error(format!("connector '{}' does not support PARTITIONED BY", c.id()))
+                    .with_span(partitioned_by[0].span)
+                    .with_help("Remove PARTITIONED BY; filesystem sinks partition with 'partitioning.fields' and 'partitioning.time_pattern'."),
+            ),
+        }
     }
     let event_time = event_time(&cols, event_time_field, watermark_field, &mut diags);
     let schema = ConnectionSchema {
@@ -227,13 +245,65 @@ pub(crate) fn build_table(
             watermark: cols.watermark,
             event_time_field: event_time,
             idle_micros,
-            partitioned_by: vec![],
+            partitioned_by: partitioned_by.into_iter().map(|t| t.text).collect(),
             temporary: stmt.temporary,
             created_at: now,
             updated_at: now,
         },
         warnings,
     ))
+}
+
+/// Whether the connector's `type` selector offers `lookup`.
+fn has_lookup_selector(entry: &RegisteredConnector) -> bool {
+    entry.connector.table_options().iter().any(|spec| {
+        spec.key == "type"
+            && matches!(spec.target, Target::Selector { values, .. } if values.contains(&"lookup"))
+    })
+}
+
+/// `PARTITIONED BY (...)` terms in the connector-neutral form connectors read.
+fn partition_terms(stmt: &CreateTable) -> Vec<PartitionTerm> {
+    stmt.partitioned_by
+        .iter()
+        .map(|(expr, span)| {
+            let arg = |e: &Expr| match e {
+                Expr::Identifier(i) => PartitionArg::Column(i.value.clone()),
+                Expr::Value(v) => match &v.value {
+                    SqlValue::Number(n, _) => n
+                        .parse()
+                        .map(PartitionArg::Integer)
+                        .unwrap_or_else(|_| PartitionArg::Other(n.clone())),
+                    other => PartitionArg::Other(other.to_string()),
+                },
+                other => PartitionArg::Other(other.to_string()),
+            };
+            let (function, args) = match expr {
+                Expr::Function(f) => {
+                    let args = match &f.args {
+                        FunctionArguments::List(list) => list
+                            .args
+                            .iter()
+                            .map(|a| match a {
+                                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => arg(e),
+                                other => PartitionArg::Other(other.to_string()),
+                            })
+                            .collect(),
+                        FunctionArguments::None => vec![],
+                        other => vec![PartitionArg::Other(other.to_string())],
+                    };
+                    (Some(f.name.to_string().to_lowercase()), args)
+                }
+                e => (None, vec![arg(e)]),
+            };
+            PartitionTerm {
+                function,
+                args,
+                text: expr.to_string(),
+                span: *span,
+            }
+        })
+        .collect()
 }
 
 /// `lookup.cache.*`: only for lookup (temporary) tables.

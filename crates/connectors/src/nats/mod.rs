@@ -1,0 +1,136 @@
+//! The `nats` connector: NATS core subjects and JetStream streams as sources, subjects as
+//! sinks, with profiles holding the servers and authentication.
+
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::spec::{OptionSpec, ValueKind};
+use serde_json::Value;
+use tributary_types::{ConnectionType, Diagnostic};
+
+/// The `nats` connector.
+#[derive(Debug)]
+pub struct Nats;
+
+const CREDENTIALS: &[&str] = &["credentials"];
+const JWT: &[&str] = &["jwt"];
+
+const PROFILE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::at("servers", "/servers"),
+    OptionSpec::selector(
+        "auth.type",
+        &["none", "credentials", "jwt"],
+        Some("none"),
+        "How the client authenticates",
+    )
+    .creates(&[("none", "/authentication")]),
+    OptionSpec::at("auth.username", "/authentication/username").when("auth.type", CREDENTIALS),
+    OptionSpec::at("auth.password", "/authentication/password").when("auth.type", CREDENTIALS),
+    OptionSpec::at("auth.jwt", "/authentication/jwt").when("auth.type", JWT),
+    OptionSpec::at("auth.nkey_seed", "/authentication/nkeySeed").when("auth.type", JWT),
+];
+
+const SOURCE: &[&str] = &["source"];
+const JETSTREAM: &str = "/connectorType/sourceType";
+
+macro_rules! consumer {
+    ($key:literal, $json:literal) => {
+        OptionSpec::at($key, concat!("/connectorType/sourceType/", $json)).when("type", SOURCE)
+    };
+}
+
+const TABLE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::selector(
+        "type",
+        &["source", "sink"],
+        None,
+        "Whether the table subscribes (source) or publishes (sink)",
+    ),
+    OptionSpec::at("stream", "/connectorType/sourceType/stream").when("type", SOURCE),
+    // `subject` lands in the core source or in the sink, by `type`.
+    OptionSpec::at("subject", "/connectorType/sourceType/subject").when("type", SOURCE),
+    OptionSpec::at("subject", "/connectorType/sinkType/subject").when("type", &["sink"]),
+    consumer!("consumer.description", "description"),
+    consumer!("consumer.ack_policy", "ackPolicy").kind(ValueKind::Pascal),
+    consumer!("consumer.replay_policy", "replayPolicy").kind(ValueKind::Pascal),
+    consumer!("consumer.ack_wait", "ackWait"),
+    consumer!("consumer.filter_subjects", "filterSubjects"),
+    consumer!("consumer.sample_frequency", "sampleFrequency"),
+    consumer!("consumer.num_replicas", "numReplicas"),
+    consumer!("consumer.inactive_threshold", "inactiveThreshold"),
+    consumer!("consumer.rate_limit", "rateLimit"),
+    consumer!("consumer.max_ack_pending", "maxAckPending"),
+    consumer!("consumer.max_deliver", "maxDeliver"),
+    consumer!("consumer.max_waiting", "maxWaiting"),
+    consumer!("consumer.max_batch", "maxBatch"),
+    consumer!("consumer.max_bytes", "maxBytes"),
+    consumer!("consumer.max_expires", "maxExpires"),
+];
+
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "nats",
+    name: "NATS",
+    description: "Read NATS subjects and JetStream streams; publish to subjects",
+    roles: Roles::SOURCE_AND_SINK,
+    testing: true,
+    profile_schema: Some(include_str!("profile.json")),
+    table_schema: include_str!("table.json"),
+    profile_options: PROFILE_OPTIONS,
+    table_options: TABLE_OPTIONS,
+    ..ConnectorInfo::BASE
+};
+
+impl Connector for Nats {
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
+    }
+    fn connection_type(&self, table: &Value) -> ConnectionType {
+        if table.pointer("/connectorType/sinkType").is_some() {
+            ConnectionType::Sink
+        } else {
+            ConnectionType::Source
+        }
+    }
+    fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        if cx.connection_type != ConnectionType::Source {
+            return out;
+        }
+        let source = cx.config.pointer(JETSTREAM);
+        let has = |k: &str| source.and_then(|s| s.get(k)).is_some();
+        match (has("stream"), has("subject")) {
+            (true, true) => out.push(
+                Diagnostic::error("options 'stream' and 'subject' cannot both be set for a nats source")
+                    .with_span(cx.span_of("subject"))
+                    .with_help("Set 'stream' to consume a JetStream stream, or 'subject' to subscribe to a core subject."),
+            ),
+            (false, false) => out.push(
+                Diagnostic::error("a nats source needs option 'stream' or 'subject'")
+                    .with_span(cx.statement_span)
+                    .with_help("Add stream = 'ORDERS' (JetStream) or subject = 'orders.>' (core NATS)."),
+            ),
+            (false, true) => {
+                for key in cx.options.spans.keys().filter(|k| k.starts_with("consumer.")) {
+                    out.push(
+                        Diagnostic::error(format!("option '{key}' applies only to JetStream sources (set with 'stream')"))
+                            .with_span(cx.span_of(key))
+                            .with_help("Remove the consumer option, or read a stream instead of a subject."),
+                    );
+                }
+            }
+            (true, false) => {}
+        }
+        out
+    }
+    fn profile_description(&self, profile: &Value) -> String {
+        str_at(profile, "/servers").unwrap_or_default().to_string()
+    }
+    fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
+        let at = |p: &str| str_at(table, p).unwrap_or_default().to_string();
+        match connection_type {
+            ConnectionType::Sink => format!("NatsSink<{}>", at("/connectorType/sinkType/subject")),
+            _ => match str_at(table, "/connectorType/sourceType/stream") {
+                Some(stream) => format!("NatsSource<stream {stream}>"),
+                None => format!("NatsSource<{}>", at("/connectorType/sourceType/subject")),
+            },
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The `polling_http` connector: an HTTP endpoint requested at an interval, each response
+//! body a message (a source).
+
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::http::{check_endpoint, check_headers};
+use crate::spec::OptionSpec;
+use serde_json::Value;
+use tributary_types::{ConnectionType, Diagnostic};
+
+/// The `polling_http` connector.
+#[derive(Debug)]
+pub struct PollingHttp;
+
+const TABLE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::at("endpoint", "/endpoint"),
+    OptionSpec::at("headers", "/headers"),
+    OptionSpec::at("method", "/method"),
+    OptionSpec::at("body", "/body"),
+    OptionSpec::at("poll_interval_ms", "/poll_interval_ms"),
+    OptionSpec::at("emit_behavior", "/emit_behavior"),
+];
+
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "polling_http",
+    name: "Polling HTTP",
+    description: "Poll an HTTP endpoint and read each response as a message",
+    roles: Roles::SOURCE,
+    testing: true,
+    table_schema: include_str!("table.json"),
+    table_options: TABLE_OPTIONS,
+    ..ConnectorInfo::BASE
+};
+
+impl Connector for PollingHttp {
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
+    }
+    fn connection_type(&self, _table: &Value) -> ConnectionType {
+        ConnectionType::Source
+    }
+    fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        check_endpoint(cx, "endpoint", "/endpoint", &["http", "https"], &mut out);
+        check_headers(cx, &mut out);
+        if cx.config.get("body").is_some() && str_at(cx.config, "/method").unwrap_or("GET") == "GET"
+        {
+            out.push(
+                Diagnostic::error("option 'body' needs method 'POST', 'PUT' or 'PATCH'")
+                    .with_span(cx.span_of("body"))
+                    .with_help("Set method = 'POST', or remove 'body'."),
+            );
+        }
+        out
+    }
+    fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
+        format!(
+            "PollingHTTPSource<{}>",
+            str_at(table, "/endpoint").unwrap_or_default()
+        )
+    }
+}

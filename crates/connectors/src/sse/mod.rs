@@ -1,0 +1,49 @@
+//! The `sse` connector: a Server-Sent Events stream as a source.
+
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::http::{check_endpoint, check_headers};
+use crate::spec::OptionSpec;
+use serde_json::Value;
+use tributary_types::{ConnectionType, Diagnostic};
+
+/// The `sse` connector.
+#[derive(Debug)]
+pub struct Sse;
+
+const TABLE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::at("endpoint", "/endpoint"),
+    OptionSpec::at("headers", "/headers"),
+    OptionSpec::at("events", "/events"),
+];
+
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "sse",
+    name: "Server-Sent Events",
+    description: "Read events from a Server-Sent Events endpoint",
+    roles: Roles::SOURCE,
+    testing: true,
+    table_schema: include_str!("table.json"),
+    table_options: TABLE_OPTIONS,
+    ..ConnectorInfo::BASE
+};
+
+impl Connector for Sse {
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
+    }
+    fn connection_type(&self, _table: &Value) -> ConnectionType {
+        ConnectionType::Source
+    }
+    fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        check_endpoint(cx, "endpoint", "/endpoint", &["http", "https"], &mut out);
+        check_headers(cx, &mut out);
+        out
+    }
+    fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
+        format!(
+            "SSESource<{}>",
+            str_at(table, "/endpoint").unwrap_or_default()
+        )
+    }
+}

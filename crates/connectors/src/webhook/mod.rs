@@ -1,0 +1,56 @@
+//! The `webhook` connector: rows POSTed as JSON to an HTTP endpoint (a sink).
+
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck};
+use crate::http::{check_endpoint, check_headers};
+use crate::spec::OptionSpec;
+use serde_json::Value;
+use tributary_types::{ConnectionType, Diagnostic, Format};
+
+/// The `webhook` connector.
+#[derive(Debug)]
+pub struct Webhook;
+
+const TABLE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::at("endpoint", "/endpoint"),
+    OptionSpec::at("headers", "/headers"),
+];
+
+const INFO: ConnectorInfo = ConnectorInfo {
+    id: "webhook",
+    name: "Webhook",
+    description: "POST rows to an HTTP endpoint",
+    roles: Roles::SINK,
+    testing: true,
+    table_schema: include_str!("table.json"),
+    table_options: TABLE_OPTIONS,
+    ..ConnectorInfo::BASE
+};
+
+impl Connector for Webhook {
+    fn info(&self) -> &'static ConnectorInfo {
+        &INFO
+    }
+    fn connection_type(&self, _table: &Value) -> ConnectionType {
+        ConnectionType::Sink
+    }
+    fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        check_endpoint(cx, "endpoint", "/endpoint", &["https", "http"], &mut out);
+        check_headers(cx, &mut out);
+        match &cx.schema.format {
+            Some(Format::Json(_)) | Some(Format::RawString { .. }) | None => {}
+            Some(other) => out.push(
+                Diagnostic::error(format!(
+                    "webhook sinks send each row as a request body in the json or raw_string format, not '{other}'"
+                ))
+                .with_span(cx.span_of("format"))
+                .with_help("Use format = 'json'."),
+            ),
+        }
+        out
+    }
+    fn table_description(&self, _table: &Value, _connection_type: ConnectionType) -> String {
+        // The endpoint may hold a token in its query string: it is not repeated here.
+        "WebhookSink".into()
+    }
+}
