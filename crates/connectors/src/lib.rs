@@ -10,6 +10,7 @@
 mod connector;
 pub mod describe;
 mod mapping;
+mod markdown;
 mod registry;
 mod schema_doc;
 mod spec;
@@ -40,6 +41,7 @@ mod websocket;
 
 pub use connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
 pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
+pub use markdown::connectors_markdown;
 pub use registry::{RegisteredConnector, Registry, registry};
 pub use schema_doc::{PropertyInfo, property};
 pub use spec::{

@@ -16,8 +16,8 @@ use tributary_types::options::{
     expected, not_allowed, quote_key, quoted_list, to_bool, to_f64, to_i64,
 };
 use tributary_types::{
-    Diagnostic, OptionEntry, OptionValue, Span, SqlOption, WithOptions, parse_data_size,
-    parse_interval_micros,
+    Diagnostic, OptionEntry, OptionValue, Span, SqlOption, WithOptions, contains_env_reference,
+    parse_data_size, parse_interval_micros,
 };
 
 /// A connector's compiled schema: the document, its validator, and one validator per leaf
@@ -103,6 +103,8 @@ pub fn map_options(
         ..Default::default()
     };
     let errors_before = diags.iter().filter(|d| d.is_error()).count();
+    // Values holding `{{ VAR }}` references: their format is checked when resolved.
+    let mut env_pointers: Vec<String> = Vec::new();
 
     // Selectors first, in declaration order: conditions on other options (and on later
     // selectors) depend on them.
@@ -221,7 +223,21 @@ pub fn map_options(
                         if let Value::String(s) = &v {
                             out.selectors.insert(spec.key.to_string(), s.clone());
                         }
+                        let deferred = match &v {
+                            Value::String(s) if contains_env_reference(s) => {
+                                if !(info.is_var_str() || info.sensitive) {
+                                    diags.push(env_not_allowed(&o));
+                                }
+                                // Checked once the variable is resolved, at connection time.
+                                env_pointers.push(pointer.to_string());
+                                true
+                            }
+                            _ => false,
+                        };
                         insert_at(&mut out.config, pointer, v);
+                        if deferred {
+                            continue;
+                        }
                         if let Some(validator) = req.schema.properties.get(pointer) {
                             let value = out.config.pointer(pointer).cloned().unwrap_or_default();
                             for err in validator.iter_errors(&value) {
@@ -256,6 +272,15 @@ pub fn map_options(
     if !mapping_failed {
         for err in req.schema.validator.iter_errors(&out.config) {
             let path = err.instance_path().as_str().to_string();
+            let value_check = !matches!(
+                err.kind(),
+                ValidationErrorKind::OneOfNotValid { .. }
+                    | ValidationErrorKind::AnyOf { .. }
+                    | ValidationErrorKind::Required { .. }
+            );
+            if value_check && env_pointers.contains(&path) {
+                continue;
+            }
             let found = match err.kind() {
                 ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => {
                     branch_errors(req, &out, &path)
@@ -272,6 +297,17 @@ pub fn map_options(
         }
     }
     out
+}
+
+fn env_not_allowed(o: &SqlOption) -> Diagnostic {
+    Diagnostic::error(format!(
+        "option '{}' does not accept environment references ({{{{ VAR }}}})",
+        o.key
+    ))
+    .with_span(o.value_span)
+    .with_help(
+        "Write the value itself; DESCRIBE CONNECTOR marks the options that accept {{ VAR }}.",
+    )
 }
 
 fn only_applies(spec: &OptionSpec, o: &SqlOption) -> Diagnostic {

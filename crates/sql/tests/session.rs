@@ -246,3 +246,150 @@ async fn sql_returns_dataframes_with_the_same_checks() {
         "expected exactly one statement, but found 2"
     );
 }
+
+/// Render every row a statement prints.
+async fn printed(session: &Session, sql: &str) -> String {
+    let mut out = String::new();
+    for r in session.execute(sql).await.unwrap() {
+        if let Output::Rows { batches, .. } = r.output {
+            out.push_str(
+                &datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+    }
+    out
+}
+
+/// Every connector with a secret option, with a statement that sets each of its secrets to
+/// `{S}`: the secret must not come back from SHOW, DESCRIBE or any error.
+#[tokio::test]
+async fn no_connector_prints_a_secret() {
+    const S: &str = "Sup3r-S3cret-Value";
+    let covered: &[(&str, &str, &str)] = &[
+        (
+            "kafka",
+            "PROFILE",
+            "p_kafka WITH (connector = 'kafka', bootstrap_servers = 'b:1', 'auth.type' = 'sasl', 'auth.mechanism' = 'PLAIN', 'auth.protocol' = 'SASL_SSL', 'auth.username' = 'u', 'auth.password' = '{S}', 'schema_registry.endpoint' = 'http://r:8081', 'schema_registry.api_key' = 'k', 'schema_registry.api_secret' = '{S}')",
+        ),
+        (
+            "confluent",
+            "PROFILE",
+            "p_confluent WITH (connector = 'confluent', bootstrap_servers = 'b:1', key = 'k', secret = '{S}', 'schema_registry.endpoint' = 'https://r', 'schema_registry.api_key' = 'k', 'schema_registry.api_secret' = '{S}')",
+        ),
+        (
+            "mqtt",
+            "PROFILE",
+            "p_mqtt WITH (connector = 'mqtt', url = 'mqtts://h:8883', username = 'u', password = '{S}', 'tls.cert' = '/c.pem', 'tls.key' = '{S}')",
+        ),
+        (
+            "nats",
+            "PROFILE",
+            "p_nats WITH (connector = 'nats', servers = 'nats://h:4222', 'auth.type' = 'credentials', 'auth.username' = 'u', 'auth.password' = '{S}')",
+        ),
+        (
+            "nats",
+            "PROFILE",
+            "p_nats_jwt WITH (connector = 'nats', servers = 'nats://h:4222', 'auth.type' = 'jwt', 'auth.jwt' = '{S}', 'auth.nkey_seed' = '{S}')",
+        ),
+        (
+            "rabbitmq",
+            "PROFILE",
+            "p_rabbitmq WITH (connector = 'rabbitmq', password = '{S}')",
+        ),
+        (
+            "redis",
+            "PROFILE",
+            "p_redis WITH (connector = 'redis', address = 'redis://h:6379', password = '{S}')",
+        ),
+        (
+            "iceberg",
+            "PROFILE",
+            "p_iceberg WITH (connector = 'iceberg', 'catalog.rest.url' = 'http://h:8181', 'catalog.rest.token' = '{S}')",
+        ),
+        (
+            "polling_http",
+            "TABLE",
+            "t_polling (a TEXT) WITH (connector = 'polling_http', endpoint = 'http://h/x', headers = 'Authorization: Bearer {S}', format = 'json')",
+        ),
+        (
+            "sse",
+            "TABLE",
+            "t_sse (a TEXT) WITH (connector = 'sse', endpoint = 'http://h/x', headers = 'Authorization: Bearer {S}', format = 'json')",
+        ),
+        (
+            "webhook",
+            "TABLE",
+            "t_webhook (a TEXT) WITH (connector = 'webhook', endpoint = 'http://h/x', headers = 'Authorization: Bearer {S}', format = 'json')",
+        ),
+        (
+            "websocket",
+            "TABLE",
+            "t_websocket (a TEXT) WITH (connector = 'websocket', endpoint = 'ws://h/x', headers = 'Authorization: Bearer {S}', format = 'json')",
+        ),
+        (
+            "filesystem",
+            "TABLE",
+            "t_filesystem (a TEXT) WITH (connector = 'filesystem', type = 'sink', path = 's3://b/p', 'storage.aws_secret_access_key' = '{S}', format = 'json')",
+        ),
+        (
+            "delta",
+            "TABLE",
+            "t_delta (a TEXT) WITH (connector = 'delta', path = 's3://b/p', 'storage.aws_secret_access_key' = '{S}', format = 'parquet')",
+        ),
+    ];
+    // A connector that gains a secret must be added above.
+    for entry in tributary_connectors::registry().iter() {
+        let id = entry.connector.id();
+        let has_secret = tributary_connectors::describe::option_docs(entry)
+            .iter()
+            .any(|d| d.sensitive);
+        assert!(
+            !has_secret || covered.iter().any(|(c, _, _)| *c == id),
+            "connector '{id}' has secret options but no statement in this test"
+        );
+    }
+    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let mut out = String::new();
+    for (_, kind, body) in covered {
+        let body = body.replace("{S}", S);
+        let create = format!(
+            "CREATE {} {body}",
+            if *kind == "PROFILE" {
+                "CONNECTION PROFILE"
+            } else {
+                "TABLE"
+            }
+        );
+        session
+            .execute(&create)
+            .await
+            .unwrap_or_else(|e| panic!("{create}: {e}"));
+        let name = body.split_whitespace().next().unwrap();
+        let shows = if *kind == "PROFILE" {
+            vec![
+                format!("SHOW CREATE CONNECTION PROFILE {name}"),
+                format!("DESCRIBE CONNECTION PROFILE {name}"),
+            ]
+        } else {
+            vec![
+                format!("SHOW CREATE TABLE {name}"),
+                format!("DESCRIBE {name}"),
+            ]
+        };
+        for sql in shows {
+            out.push_str(&printed(&session, &sql).await);
+        }
+        // The same statement again (already exists), and with a misspelled option added.
+        let again = session.execute(&create).await.unwrap_err();
+        out.push_str(&format!("{again} {:?}", again.diagnostics));
+        let misspelled = create.replacen("WITH (", "WITH (formt = 'json', ", 1);
+        let err = session.execute(&misspelled).await.unwrap_err();
+        out.push_str(&format!("{err} {:?}", err.diagnostics));
+    }
+    out.push_str(&printed(&session, "SHOW CONNECTION PROFILES").await);
+    out.push_str(&printed(&session, "SHOW TABLES").await);
+    assert!(out.contains("********"), "{out}");
+    assert!(!out.contains(S), "a secret was printed:\n{out}");
+}
