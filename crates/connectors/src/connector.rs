@@ -190,6 +190,10 @@ pub trait Connector: Send + Sync + Debug {
     fn requires_format(&self) -> bool {
         self.info().requires_format
     }
+    /// The format a table gets when it names none (iceberg: parquet).
+    fn default_format(&self) -> Option<tributary_types::Format> {
+        None
+    }
     /// Whether `json.compression = 'gzip'` is supported.
     fn supports_json_compression(&self) -> bool {
         self.info().json_compression

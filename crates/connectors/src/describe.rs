@@ -79,7 +79,7 @@ fn doc(scope: Scope, spec: &OptionSpec, schema: &Value) -> OptionDoc {
         let values: Vec<String> = c.values.iter().map(|v| format!("'{v}'")).collect();
         format!("{} = {}", c.key, values.join(" | "))
     });
-    let mut d = OptionDoc {
+    let d = OptionDoc {
         scope,
         key: spec.key.to_string(),
         json_name: String::new(),
@@ -92,6 +92,24 @@ fn doc(scope: Scope, spec: &OptionSpec, schema: &Value) -> OptionDoc {
         env_allowed: false,
         description: String::new(),
     };
+    let mut d = describe_target(d, spec, schema);
+    if !spec.exclusive_with.is_empty() {
+        let mut keys: Vec<&str> = std::iter::once(spec.key)
+            .chain(spec.exclusive_with.iter().copied())
+            .collect();
+        keys.sort_unstable();
+        let keys: Vec<String> = keys.iter().map(|k| format!("'{k}'")).collect();
+        d.required = false;
+        d.description = format!(
+            "{} (exactly one of {} is required)",
+            d.description,
+            keys.join(", ")
+        );
+    }
+    d
+}
+
+fn describe_target(mut d: OptionDoc, spec: &OptionSpec, schema: &Value) -> OptionDoc {
     match spec.target {
         Target::Selector {
             values,

@@ -91,6 +91,13 @@ pub struct MapRequest<'a> {
     pub missing_hint: Option<&'a str>,
 }
 
+impl MapRequest<'_> {
+    /// `a nats table`, for messages.
+    fn object_phrase(&self) -> String {
+        format!("a {} {}", self.connector, self.object)
+    }
+}
+
 /// Map the options of `req.specs` out of `opts` into a validated JSON config. Options the
 /// specs do not know are left in `opts`.
 pub fn map_options(
@@ -217,6 +224,22 @@ pub fn map_options(
                     diags.push(only_applies(spec, &o));
                     continue;
                 }
+                // Report a pair of alternatives once, at the second one given.
+                if let Some(other) = spec
+                    .exclusive_with
+                    .iter()
+                    .find(|k| out.spans.contains_key(**k) && **k != spec.key)
+                {
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "options '{other}' and '{}' cannot both be set",
+                            spec.key
+                        ))
+                        .with_span(o.key_span)
+                        .with_help(format!("Keep one of {}.", quoted_list(&group(spec)))),
+                    );
+                    continue;
+                }
                 match convert(&o, spec.kind, &info) {
                     Ok(v) => {
                         // String values can select variants for later options (`type`).
@@ -250,6 +273,27 @@ pub fn map_options(
                         }
                     }
                     Err(d) => diags.push(d),
+                }
+            }
+            None if applies && info.required && !spec.exclusive_with.is_empty() => {
+                let keys = group(spec);
+                let given = keys
+                    .iter()
+                    .any(|k| out.spans.contains_key(*k) || opts.contains(k));
+                // The group is reported once, by its first member.
+                if !given && keys.first() == Some(&spec.key) {
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "{} needs one of the options {}",
+                            req.object_phrase(),
+                            quoted_list(&keys)
+                        ))
+                        .with_span(req.missing_span)
+                        .with_help(format!(
+                            "Add one of {} to the WITH clause.",
+                            quoted_list(&keys)
+                        )),
+                    );
                 }
             }
             None if applies && info.required => match info.default() {
@@ -297,6 +341,16 @@ pub fn map_options(
         }
     }
     out
+}
+
+/// An option and its alternatives, sorted so every member names the group alike.
+fn group(spec: &OptionSpec) -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = std::iter::once(spec.key)
+        .chain(spec.exclusive_with.iter().copied())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
 
 fn env_not_allowed(o: &SqlOption) -> Diagnostic {

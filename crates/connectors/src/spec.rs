@@ -82,6 +82,9 @@ pub struct OptionSpec {
     /// For selectors: `(value, pointer)` pairs; choosing `value` puts an empty object at
     /// `pointer` (a variant without settings, such as a Fluvio sink's `"type": {}`).
     pub creates: &'static [(&'static str, &'static str)],
+    /// Keys this option is an alternative to: exactly one of the group must be given (when
+    /// the group is required), never two (NATS `stream` or `subject`).
+    pub exclusive_with: &'static [&'static str],
 }
 
 impl OptionSpec {
@@ -94,6 +97,7 @@ impl OptionSpec {
             kind: ValueKind::Auto,
             deprecated_aliases: &[],
             creates: &[],
+            exclusive_with: &[],
         }
     }
 
@@ -115,6 +119,7 @@ impl OptionSpec {
             kind: ValueKind::Auto,
             deprecated_aliases: &[],
             creates: &[],
+            exclusive_with: &[],
         }
     }
 
@@ -135,6 +140,7 @@ impl OptionSpec {
             kind: ValueKind::Auto,
             deprecated_aliases: &[],
             creates: &[],
+            exclusive_with: &[],
         }
     }
 
@@ -154,7 +160,14 @@ impl OptionSpec {
             kind: ValueKind::Auto,
             deprecated_aliases: &[],
             creates: &[],
+            exclusive_with: &[],
         }
+    }
+
+    /// Make the option one of a group of alternatives.
+    pub const fn exclusive_with(mut self, keys: &'static [&'static str]) -> Self {
+        self.exclusive_with = keys;
+        self
     }
 
     /// For a selector: choosing a value creates an empty object at a pointer.

@@ -47,6 +47,12 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
                 (a, b) => a.or(b),
             };
         }
+        // A key written without its suffix or prefix (`stream` for `stream_name`) is a
+        // likely slip even when the edit distance is large.
+        let partial = input.len() >= 4 && (c.starts_with(input) || c.ends_with(input));
+        if d.is_none() && partial {
+            d = Some(c.len() - input.len());
+        }
         if let Some(d) = d
             && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc))
         {

@@ -63,6 +63,9 @@ impl Connector for Iceberg {
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink
     }
+    fn default_format(&self) -> Option<Format> {
+        Some(Format::Parquet(Default::default()))
+    }
     fn partition_by(&self, terms: &[PartitionTerm], config: &mut Value) -> Option<Vec<Diagnostic>> {
         let mut diags = Vec::new();
         let mut fields = Vec::new();

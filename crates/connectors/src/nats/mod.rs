@@ -29,7 +29,7 @@ const PROFILE_OPTIONS: &[OptionSpec] = &[
 ];
 
 const SOURCE: &[&str] = &["source"];
-const JETSTREAM: &str = "/connectorType/sourceType";
+const STREAM: &str = "/connectorType/sourceType/stream";
 
 macro_rules! consumer {
     ($key:literal, $json:literal) => {
@@ -44,9 +44,14 @@ const TABLE_OPTIONS: &[OptionSpec] = &[
         None,
         "Whether the table subscribes (source) or publishes (sink)",
     ),
-    OptionSpec::at("stream", "/connectorType/sourceType/stream").when("type", SOURCE),
-    // `subject` lands in the core source or in the sink, by `type`.
-    OptionSpec::at("subject", "/connectorType/sourceType/subject").when("type", SOURCE),
+    // A source reads a JetStream stream or a core subject; `subject` lands in the core
+    // source or in the sink, by `type`.
+    OptionSpec::at("stream", "/connectorType/sourceType/stream")
+        .when("type", SOURCE)
+        .exclusive_with(&["subject"]),
+    OptionSpec::at("subject", "/connectorType/sourceType/subject")
+        .when("type", SOURCE)
+        .exclusive_with(&["stream"]),
     OptionSpec::at("subject", "/connectorType/sinkType/subject").when("type", &["sink"]),
     consumer!("consumer.description", "description"),
     consumer!("consumer.ack_policy", "ackPolicy").kind(ValueKind::Pascal),
@@ -94,29 +99,24 @@ impl Connector for Nats {
         if cx.connection_type != ConnectionType::Source {
             return out;
         }
-        let source = cx.config.pointer(JETSTREAM);
-        let has = |k: &str| source.and_then(|s| s.get(k)).is_some();
-        match (has("stream"), has("subject")) {
-            (true, true) => out.push(
-                Diagnostic::error("options 'stream' and 'subject' cannot both be set for a nats source")
-                    .with_span(cx.span_of("subject"))
-                    .with_help("Set 'stream' to consume a JetStream stream, or 'subject' to subscribe to a core subject."),
-            ),
-            (false, false) => out.push(
-                Diagnostic::error("a nats source needs option 'stream' or 'subject'")
-                    .with_span(cx.statement_span)
-                    .with_help("Add stream = 'ORDERS' (JetStream) or subject = 'orders.>' (core NATS)."),
-            ),
-            (false, true) => {
-                for key in cx.options.spans.keys().filter(|k| k.starts_with("consumer.")) {
-                    out.push(
-                        Diagnostic::error(format!("option '{key}' applies only to JetStream sources (set with 'stream')"))
-                            .with_span(cx.span_of(key))
-                            .with_help("Remove the consumer option, or read a stream instead of a subject."),
-                    );
-                }
+        let reads_stream = cx.config.pointer(STREAM).is_some();
+        if !reads_stream {
+            for key in cx
+                .options
+                .spans
+                .keys()
+                .filter(|k| k.starts_with("consumer."))
+            {
+                out.push(
+                    Diagnostic::error(format!(
+                        "option '{key}' applies only to JetStream sources (set with 'stream')"
+                    ))
+                    .with_span(cx.span_of(key))
+                    .with_help(
+                        "Remove the consumer option, or read a stream instead of a subject.",
+                    ),
+                );
             }
-            (true, false) => {}
         }
         out
     }

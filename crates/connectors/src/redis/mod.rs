@@ -1,7 +1,7 @@
 //! The `redis` connector: rows written to Redis strings, lists or hashes (sink), and
 //! tables looked up by key (lookup, `CREATE TEMPORARY TABLE`).
 
-use crate::connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, FieldType};
@@ -11,8 +11,8 @@ use tributary_types::{ConnectionType, Diagnostic, FieldType};
 pub struct Redis;
 
 const PROFILE_OPTIONS: &[OptionSpec] = &[
-    OptionSpec::at("address", "/connection/address"),
-    OptionSpec::at("cluster.addresses", "/connection/addresses"),
+    OptionSpec::at("address", "/connection/address").exclusive_with(&["cluster.addresses"]),
+    OptionSpec::at("cluster.addresses", "/connection/addresses").exclusive_with(&["address"]),
     OptionSpec::at("username", "/username"),
     OptionSpec::at("password", "/password"),
 ];
@@ -96,19 +96,6 @@ impl Connector for Redis {
             ConnectionType::Lookup
         } else {
             ConnectionType::Sink
-        }
-    }
-    fn check_profile(&self, cx: &ProfileCheck<'_>) -> Vec<Diagnostic> {
-        let given = |k: &str| cx.options.spans.contains_key(k);
-        match (given("address"), given("cluster.addresses")) {
-            (true, true) => vec![
-                Diagnostic::error("options 'address' and 'cluster.addresses' cannot both be set")
-                    .with_span(cx.span_of("cluster.addresses"))
-                    .with_help(
-                        "Use 'address' for one server or 'cluster.addresses' for a cluster.",
-                    ),
-            ],
-            _ => vec![],
         }
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {

@@ -40,6 +40,16 @@ pub(crate) fn connector_option(
         }
         Ok(Some((id, span))) => match registry().get(&id) {
             Some(c) => Some(c),
+            // Arroyo's internal result sink: named here so users learn why it is refused.
+            None if id == "preview" => {
+                diags.push(
+                    Diagnostic::error("connector 'preview' cannot be used in CREATE TABLE")
+                        .with_span(span)
+                        .with_note("it is the internal sink that collects the results of a query")
+                        .with_help("Run the SELECT on its own to see its rows, or write to connector = 'stdout'."),
+                );
+                None
+            }
             None => {
                 let ids: Vec<&str> = registry().ids().collect();
                 let mut d = Diagnostic::error(format!("unknown connector '{id}'"))

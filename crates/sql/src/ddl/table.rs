@@ -76,6 +76,12 @@ pub(crate) fn build_table(
         }
         opts.take("type");
     }
+    // Connectors without a `type` option still accept the one role they play.
+    let declared_type = if stmt.temporary || has_type_option(entry) {
+        None
+    } else {
+        declared_role(&mut opts, &mut diags)
+    };
     // Connectors with a lookup variant select it with `type`; a temporary table implies it.
     if stmt.temporary && has_lookup_selector(entry) {
         opts.supply(SqlOption {
@@ -124,7 +130,7 @@ pub(crate) fn build_table(
     report_unknown(&opts, "table", c.id(), &candidates, &mut diags);
     // 7. Schema.
     let mut cols = build_columns(state, stmt, c, &mut diags);
-    let format = formats.format.clone();
+    let format = formats.format.clone().or_else(|| c.default_format());
     if format.is_none() && c.requires_format() {
         diags.push(
             Diagnostic::error(format!(
@@ -153,7 +159,25 @@ pub(crate) fn build_table(
     } else {
         c.connection_type(&mapped.config)
     };
-    check_role(entry, connection_type, stmt, &mut diags);
+    match declared_type {
+        Some((t, span)) if t != connection_type => {
+            let d = if entry.connector.roles().lookup && t == ConnectionType::Lookup {
+                Diagnostic::error("lookup tables are declared with CREATE TEMPORARY TABLE")
+                    .with_span(span)
+                    .with_help("Write CREATE TEMPORARY TABLE, and remove 'type'.")
+            } else {
+                Diagnostic::error(format!(
+                    "connector '{}' cannot be used as a {t} table",
+                    c.id()
+                ))
+                .with_span(span)
+                .with_note(format!("its tables are {connection_type} tables"))
+                .with_help("Remove 'type', or use a connector that supports this role.")
+            };
+            diags.push(d);
+        }
+        _ => check_role(entry, connection_type, stmt, &mut diags),
+    }
     if let Some(fixed) = c.fixed_schema() {
         fixed_schema(c.id(), fixed, &mut cols, stmt, &mut diags);
     } else if cols.fields.is_empty() && cols.virtual_columns.is_empty() {
@@ -252,6 +276,38 @@ pub(crate) fn build_table(
         },
         warnings,
     ))
+}
+
+/// Whether the connector declares a `type` option of its own.
+fn has_type_option(entry: &RegisteredConnector) -> bool {
+    entry
+        .connector
+        .table_options()
+        .iter()
+        .any(|spec| spec.key == "type")
+}
+
+/// A `type` option on a connector that has none of its own: the role, checked later.
+fn declared_role(
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(ConnectionType, Span)> {
+    let o = opts.take("type")?;
+    let text = o.value.as_text();
+    match text.as_str() {
+        "source" => Some((ConnectionType::Source, o.value_span)),
+        "sink" => Some((ConnectionType::Sink, o.value_span)),
+        "lookup" => Some((ConnectionType::Lookup, o.value_span)),
+        other => {
+            diags.push(tributary_types::options::not_allowed(
+                "type",
+                other,
+                &["source", "sink", "lookup"],
+                o.value_span,
+            ));
+            None
+        }
+    }
 }
 
 /// Whether the connector's `type` selector offers `lookup`.
