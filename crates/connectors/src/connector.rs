@@ -190,6 +190,9 @@ pub trait Connector: Send + Sync + Debug {
     fn requires_format(&self) -> bool {
         self.info().requires_format
     }
+    /// Adjust the declared columns to what the system stores (delta and iceberg keep
+    /// timestamps in microseconds). Runs before any check sees the columns.
+    fn adjust_fields(&self, _fields: &mut [SourceField]) {}
     /// The format a table gets when it names none (iceberg: parquet).
     fn default_format(&self) -> Option<tributary_types::Format> {
         None

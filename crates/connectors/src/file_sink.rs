@@ -4,7 +4,7 @@
 
 use crate::connector::{TableCheck, str_at};
 use serde_json::Value;
-use tributary_types::{Diagnostic, Format};
+use tributary_types::{Diagnostic, FieldType, Format, SourceField, TimeUnit};
 
 /// The table options of a file sink whose settings live under JSON Pointer `$prefix`,
 /// after the connector's own `$extra` options (partitioning differs per connector). Each
@@ -109,5 +109,18 @@ pub(crate) fn version(table: &Value, pointer: &str) -> &'static str {
         "V2"
     } else {
         "V1"
+    }
+}
+
+/// Table formats store timestamps in microseconds (Iceberg has no nanosecond type before
+/// v3): every timestamp column, nested ones included, is declared at that precision.
+pub(crate) fn timestamps_to_micros(fields: &mut [SourceField]) {
+    for f in fields {
+        match &mut f.field_type {
+            FieldType::Timestamp { unit } => *unit = TimeUnit::Microsecond,
+            FieldType::Struct { fields } => timestamps_to_micros(fields),
+            FieldType::List { items } => timestamps_to_micros(std::slice::from_mut(items)),
+            _ => {}
+        }
     }
 }

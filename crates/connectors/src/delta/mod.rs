@@ -6,7 +6,7 @@ use crate::file_sink::{self, file_table_options};
 use crate::filesystem::path;
 use crate::spec::OptionSpec;
 use serde_json::Value;
-use tributary_types::{ConnectionType, Diagnostic};
+use tributary_types::{ConnectionType, Diagnostic, SourceField};
 
 /// The `delta` connector.
 #[derive(Debug)]
@@ -46,6 +46,9 @@ impl Connector for Delta {
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink
+    }
+    fn adjust_fields(&self, fields: &mut [SourceField]) {
+        file_sink::timestamps_to_micros(fields);
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
         let mut out = Vec::new();

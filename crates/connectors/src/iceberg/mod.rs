@@ -5,7 +5,7 @@ use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::file_sink::{self, file_table_options};
 use crate::spec::{OptionSpec, PartitionArg, PartitionTerm};
 use serde_json::{Value, json};
-use tributary_types::{ConnectionType, Diagnostic, FieldType, Format};
+use tributary_types::{ConnectionType, Diagnostic, FieldType, Format, SourceField};
 
 /// The `iceberg` connector.
 #[derive(Debug)]
@@ -62,6 +62,9 @@ impl Connector for Iceberg {
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink
+    }
+    fn adjust_fields(&self, fields: &mut [SourceField]) {
+        file_sink::timestamps_to_micros(fields);
     }
     fn default_format(&self) -> Option<Format> {
         Some(Format::Parquet(Default::default()))

@@ -130,6 +130,7 @@ pub(crate) fn build_table(
     report_unknown(&opts, "table", c.id(), &candidates, &mut diags);
     // 7. Schema.
     let mut cols = build_columns(state, stmt, c, &mut diags);
+    c.adjust_fields(&mut cols.fields);
     let format = formats.format.clone().or_else(|| c.default_format());
     if format.is_none() && c.requires_format() {
         diags.push(
