@@ -4,17 +4,177 @@
 
 use crate::error::{CatalogError, Result};
 use crate::store::{CatalogStore, Change, ObjectKind, name_key};
-use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
 
 /// An overlay entry: a new version, or a deletion.
 type Slot<T> = Option<T>;
 
+/// Changed objects by id, with name indexes of the live ones, so every lookup is a hash
+/// probe here plus at most one indexed lookup below.
 #[derive(Debug, Default)]
 struct Layer {
-    profiles: BTreeMap<String, Slot<ConnectionProfile>>,
-    tables: BTreeMap<String, Slot<ConnectionTable>>,
+    profiles: HashMap<String, Slot<ConnectionProfile>>,
+    tables: HashMap<String, Slot<ConnectionTable>>,
+    profile_names: HashMap<String, String>,
+    table_names: HashMap<String, String>,
+}
+
+impl Layer {
+    fn put_profile(&mut self, p: ConnectionProfile) {
+        let id = p.id.to_string();
+        if let Some(Some(old)) = self.profiles.get(&id) {
+            self.profile_names.remove(&name_key(&old.name));
+        }
+        self.profile_names.insert(name_key(&p.name), id.clone());
+        self.profiles.insert(id, Some(p));
+    }
+
+    fn delete_profile(&mut self, id: &str) {
+        if let Some(Some(old)) = self.profiles.get(id) {
+            self.profile_names.remove(&name_key(&old.name));
+        }
+        self.profiles.insert(id.to_string(), None);
+    }
+
+    fn put_table(&mut self, t: ConnectionTable) {
+        let id = t.id.to_string();
+        if let Some(Some(old)) = self.tables.get(&id) {
+            self.table_names.remove(&name_key(&old.name));
+        }
+        self.table_names.insert(name_key(&t.name), id.clone());
+        self.tables.insert(id, Some(t));
+    }
+
+    fn delete_table(&mut self, id: &str) {
+        if let Some(Some(old)) = self.tables.get(id) {
+            self.table_names.remove(&name_key(&old.name));
+        }
+        self.tables.insert(id.to_string(), None);
+    }
+
+    /// Take over `other`'s changes, which were made on top of this layer.
+    fn absorb(&mut self, other: Layer) {
+        for (id, slot) in other.profiles {
+            match slot {
+                Some(p) => self.put_profile(p),
+                None => self.delete_profile(&id),
+            }
+        }
+        for (id, slot) in other.tables {
+            match slot {
+                Some(t) => self.put_table(t),
+                None => self.delete_table(&id),
+            }
+        }
+    }
+}
+
+/// The point lookups a layer needs from what is below it.
+trait Lookup {
+    fn profile_by_name(&self, name: &str) -> Result<Option<ConnectionProfile>>;
+    fn profile(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>>;
+    fn table_by_name(&self, name: &str) -> Result<Option<ConnectionTable>>;
+    fn table(&self, id: &TableId) -> Result<Option<ConnectionTable>>;
+    fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>>;
+}
+
+/// A store seen through [`Lookup`].
+struct Store<'a>(&'a dyn CatalogStore);
+
+impl Lookup for Store<'_> {
+    fn profile_by_name(&self, name: &str) -> Result<Option<ConnectionProfile>> {
+        self.0.profile_by_name(name)
+    }
+    fn profile(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
+        self.0.profile(id)
+    }
+    fn table_by_name(&self, name: &str) -> Result<Option<ConnectionTable>> {
+        self.0.table_by_name(name)
+    }
+    fn table(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
+        self.0.table(id)
+    }
+    fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
+        self.0.dependents(profile)
+    }
+}
+
+/// A layer seen over what is below it (a store, or another view).
+struct View<'a> {
+    layer: &'a Layer,
+    base: Option<&'a dyn Lookup>,
+}
+
+impl Lookup for View<'_> {
+    fn profile_by_name(&self, name: &str) -> Result<Option<ConnectionProfile>> {
+        if let Some(id) = self.layer.profile_names.get(&name_key(name)) {
+            return Ok(self.layer.profiles.get(id).cloned().flatten());
+        }
+        match self
+            .base
+            .map(|b| b.profile_by_name(name))
+            .transpose()?
+            .flatten()
+        {
+            // Deleted or renamed here.
+            Some(p) if self.layer.profiles.contains_key(p.id.as_str()) => Ok(None),
+            other => Ok(other),
+        }
+    }
+
+    fn profile(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
+        match self.layer.profiles.get(id.as_str()) {
+            Some(slot) => Ok(slot.clone()),
+            None => Ok(self.base.map(|b| b.profile(id)).transpose()?.flatten()),
+        }
+    }
+
+    fn table_by_name(&self, name: &str) -> Result<Option<ConnectionTable>> {
+        if let Some(id) = self.layer.table_names.get(&name_key(name)) {
+            return Ok(self.layer.tables.get(id).cloned().flatten());
+        }
+        match self
+            .base
+            .map(|b| b.table_by_name(name))
+            .transpose()?
+            .flatten()
+        {
+            Some(t) if self.layer.tables.contains_key(t.id.as_str()) => Ok(None),
+            other => Ok(other),
+        }
+    }
+
+    fn table(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
+        match self.layer.tables.get(id.as_str()) {
+            Some(slot) => Ok(slot.clone()),
+            None => Ok(self.base.map(|b| b.table(id)).transpose()?.flatten()),
+        }
+    }
+
+    fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
+        let below = match self.base {
+            Some(b) => b.dependents(profile)?,
+            None => Vec::new(),
+        };
+        // Tables changed here count by their new version.
+        let mut out: Vec<TableId> = below
+            .into_iter()
+            .filter(|tid| match self.layer.tables.get(tid.as_str()) {
+                Some(slot) => slot
+                    .as_ref()
+                    .is_some_and(|t| t.profile.as_ref() == Some(profile)),
+                None => true,
+            })
+            .collect();
+        for t in self.layer.tables.values().flatten() {
+            if t.profile.as_ref() == Some(profile) && !out.contains(&t.id) {
+                out.push(t.id.clone());
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Changes kept in memory over a base store.
@@ -41,10 +201,30 @@ impl OverlayStore {
         }
     }
 
-    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, Layer>> {
+    fn read(&self) -> Result<RwLockReadGuard<'_, Layer>> {
         self.layer
             .read()
             .map_err(|_| CatalogError::Storage("a previous write panicked".into()))
+    }
+
+    fn write(&self) -> Result<RwLockWriteGuard<'_, Layer>> {
+        self.layer
+            .write()
+            .map_err(|_| CatalogError::Storage("a previous write panicked".into()))
+    }
+
+    fn store(&self) -> Option<Store<'_>> {
+        self.base.as_deref().map(Store)
+    }
+
+    /// Run a lookup on the current layer over the base.
+    fn with_view<T>(&self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
+        let layer = self.read()?;
+        let store = self.store();
+        f(&View {
+            layer: &layer,
+            base: store.as_ref().map(|s| s as &dyn Lookup),
+        })
     }
 
     fn merged_profiles(&self) -> Result<Vec<ConnectionProfile>> {
@@ -88,36 +268,11 @@ impl OverlayStore {
 
 impl CatalogStore for OverlayStore {
     fn profile_by_name(&self, name: &str) -> Result<Option<ConnectionProfile>> {
-        let key = name_key(name);
-        {
-            let layer = self.read()?;
-            if let Some(p) = layer
-                .profiles
-                .values()
-                .flatten()
-                .find(|p| name_key(&p.name) == key)
-            {
-                return Ok(Some(p.clone()));
-            }
-        }
-        let Some(base) = &self.base else {
-            return Ok(None);
-        };
-        match base.profile_by_name(name)? {
-            // Hidden when deleted or renamed in the overlay.
-            Some(p) if self.read()?.profiles.contains_key(p.id.as_str()) => Ok(None),
-            other => Ok(other),
-        }
+        self.with_view(|v| v.profile_by_name(name))
     }
 
     fn profile(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
-        if let Some(slot) = self.read()?.profiles.get(id.as_str()) {
-            return Ok(slot.clone());
-        }
-        match &self.base {
-            Some(base) => base.profile(id),
-            None => Ok(None),
-        }
+        self.with_view(|v| v.profile(id))
     }
 
     fn profiles(&self) -> Result<Vec<ConnectionProfile>> {
@@ -125,35 +280,11 @@ impl CatalogStore for OverlayStore {
     }
 
     fn table_by_name(&self, name: &str) -> Result<Option<ConnectionTable>> {
-        let key = name_key(name);
-        {
-            let layer = self.read()?;
-            if let Some(t) = layer
-                .tables
-                .values()
-                .flatten()
-                .find(|t| name_key(&t.name) == key)
-            {
-                return Ok(Some(t.clone()));
-            }
-        }
-        let Some(base) = &self.base else {
-            return Ok(None);
-        };
-        match base.table_by_name(name)? {
-            Some(t) if self.read()?.tables.contains_key(t.id.as_str()) => Ok(None),
-            other => Ok(other),
-        }
+        self.with_view(|v| v.table_by_name(name))
     }
 
     fn table(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
-        if let Some(slot) = self.read()?.tables.get(id.as_str()) {
-            return Ok(slot.clone());
-        }
-        match &self.base {
-            Some(base) => base.table(id),
-            None => Ok(None),
-        }
+        self.with_view(|v| v.table(id))
     }
 
     fn table_names(&self) -> Result<Vec<String>> {
@@ -165,122 +296,105 @@ impl CatalogStore for OverlayStore {
     }
 
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
-        Ok(self
-            .merged_tables()?
-            .into_iter()
-            .filter(|t| t.profile.as_ref() == Some(profile))
-            .map(|t| t.id)
-            .collect())
+        self.with_view(|v| v.dependents(profile))
     }
 
     fn apply(&self, changes: Vec<Change>) -> Result<()> {
-        // Validate against the merged view first, so a failing batch changes nothing.
-        let mut profiles: BTreeMap<String, ConnectionProfile> = self
-            .merged_profiles()?
-            .into_iter()
-            .map(|p| (p.id.to_string(), p))
-            .collect();
-        let mut tables: BTreeMap<String, ConnectionTable> = self
-            .merged_tables()?
-            .into_iter()
-            .map(|t| (t.id.to_string(), t))
-            .collect();
-        for change in &changes {
-            match change {
-                Change::PutProfile(p) => {
-                    if profiles
-                        .values()
-                        .any(|o| o.id != p.id && name_key(&o.name) == name_key(&p.name))
-                    {
-                        return Err(CatalogError::AlreadyExists {
-                            kind: ObjectKind::Profile,
-                            name: p.name.clone(),
-                        });
+        let mut layer = self.write()?;
+        // The batch goes into its own layer first, checked with point lookups against
+        // the layers below, so a failing batch changes nothing.
+        let mut pending = Layer::default();
+        {
+            let store = self.store();
+            let current = View {
+                layer: &layer,
+                base: store.as_ref().map(|s| s as &dyn Lookup),
+            };
+            for change in &changes {
+                let view = View {
+                    layer: &pending,
+                    base: Some(&current),
+                };
+                match change {
+                    Change::PutProfile(p) => {
+                        if let Some(other) = view.profile_by_name(&p.name)?
+                            && other.id != p.id
+                        {
+                            return Err(CatalogError::AlreadyExists {
+                                kind: ObjectKind::Profile,
+                                name: p.name.clone(),
+                            });
+                        }
+                        pending.put_profile(p.clone());
                     }
-                    profiles.insert(p.id.to_string(), p.clone());
+                    Change::PutTable(t) => {
+                        if let Some(other) = view.table_by_name(&t.name)?
+                            && other.id != t.id
+                        {
+                            return Err(CatalogError::AlreadyExists {
+                                kind: ObjectKind::Table,
+                                name: t.name.clone(),
+                            });
+                        }
+                        if let Some(p) = &t.profile
+                            && view.profile(p)?.is_none()
+                        {
+                            return Err(CatalogError::NotFound {
+                                kind: ObjectKind::Profile,
+                                name: p.to_string(),
+                            });
+                        }
+                        pending.put_table(t.clone());
+                    }
+                    Change::DeleteProfile(id) => {
+                        if view.profile(id)?.is_none() {
+                            return Err(CatalogError::NotFound {
+                                kind: ObjectKind::Profile,
+                                name: id.to_string(),
+                            });
+                        }
+                        pending.delete_profile(id.as_str());
+                    }
+                    Change::DeleteTable(id) => {
+                        if view.table(id)?.is_none() {
+                            return Err(CatalogError::NotFound {
+                                kind: ObjectKind::Table,
+                                name: id.to_string(),
+                            });
+                        }
+                        pending.delete_table(id.as_str());
+                    }
                 }
-                Change::PutTable(t) => {
-                    if tables
-                        .values()
-                        .any(|o| o.id != t.id && name_key(&o.name) == name_key(&t.name))
-                    {
-                        return Err(CatalogError::AlreadyExists {
-                            kind: ObjectKind::Table,
-                            name: t.name.clone(),
-                        });
-                    }
-                    if let Some(p) = &t.profile
-                        && !profiles.contains_key(p.as_str())
-                    {
-                        return Err(CatalogError::NotFound {
-                            kind: ObjectKind::Profile,
-                            name: p.to_string(),
-                        });
-                    }
-                    tables.insert(t.id.to_string(), t.clone());
-                }
-                Change::DeleteProfile(id) => {
-                    if profiles.remove(id.as_str()).is_none() {
-                        return Err(CatalogError::NotFound {
-                            kind: ObjectKind::Profile,
-                            name: id.to_string(),
-                        });
+            }
+            // No table may still use a profile the batch deletes.
+            let after = View {
+                layer: &pending,
+                base: Some(&current),
+            };
+            for change in &changes {
+                let Change::DeleteProfile(p) = change else {
+                    continue;
+                };
+                let mut users: Vec<String> = Vec::new();
+                for tid in after.dependents(p)? {
+                    if let Some(t) = after.table(&tid)? {
+                        users.push(t.name);
                     }
                 }
-                Change::DeleteTable(id) => {
-                    if tables.remove(id.as_str()).is_none() {
-                        return Err(CatalogError::NotFound {
-                            kind: ObjectKind::Table,
-                            name: id.to_string(),
-                        });
-                    }
+                if !users.is_empty() {
+                    users.sort();
+                    let name = current
+                        .profile(p)?
+                        .map(|x| x.name)
+                        .unwrap_or_else(|| p.to_string());
+                    return Err(CatalogError::ProfileInUse {
+                        profile: name,
+                        tables: users,
+                    });
                 }
             }
         }
-        for p in changes.iter().filter_map(|c| {
-            if let Change::DeleteProfile(id) = c {
-                Some(id)
-            } else {
-                None
-            }
-        }) {
-            let mut users: Vec<String> = tables
-                .values()
-                .filter(|t| t.profile.as_ref() == Some(p))
-                .map(|t| t.name.clone())
-                .collect();
-            if !users.is_empty() {
-                users.sort();
-                let name = self
-                    .profile(p)?
-                    .map(|x| x.name)
-                    .unwrap_or_else(|| p.to_string());
-                return Err(CatalogError::ProfileInUse {
-                    profile: name,
-                    tables: users,
-                });
-            }
-        }
-        let mut layer = self
-            .layer
-            .write()
-            .map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
-        for change in changes {
-            match change {
-                Change::PutProfile(p) => {
-                    layer.profiles.insert(p.id.to_string(), Some(p));
-                }
-                Change::PutTable(t) => {
-                    layer.tables.insert(t.id.to_string(), Some(t));
-                }
-                Change::DeleteProfile(id) => {
-                    layer.profiles.insert(id.to_string(), None);
-                }
-                Change::DeleteTable(id) => {
-                    layer.tables.insert(id.to_string(), None);
-                }
-            }
-        }
+        layer.absorb(pending);
         Ok(())
     }
 }

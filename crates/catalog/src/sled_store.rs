@@ -166,6 +166,12 @@ impl SledStore {
         }
     }
 
+    /// Whether a record is stored under `id`, without decoding it.
+    fn exists(&self, tree: &Tree, id: &str) -> Result<bool> {
+        tree.contains_key(id.as_bytes())
+            .map_err(|e| storage_error(&self.path, e))
+    }
+
     fn id_by_name(&self, index: &Tree, name: &str) -> Result<Option<String>> {
         Ok(index
             .get(name_key(name).as_bytes())
@@ -237,7 +243,7 @@ impl SledStore {
                     }
                     if let Some(p) = &t.profile {
                         let known = put_profiles.contains_key(p.as_str())
-                            || (self.profile(p)?.is_some()
+                            || (self.exists(&self.profiles, p.as_str())?
                                 && !deleted_profiles.contains(p.as_str()));
                         if !known {
                             return Err(CatalogError::NotFound {
@@ -262,7 +268,7 @@ impl SledStore {
                     deleted_tables.insert(id.to_string());
                 }
                 Change::DeleteProfile(id) => {
-                    if self.profile(id)?.is_none() {
+                    if !self.exists(&self.profiles, id.as_str())? {
                         return Err(CatalogError::NotFound {
                             kind: ObjectKind::Profile,
                             name: id.to_string(),

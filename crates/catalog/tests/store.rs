@@ -54,9 +54,16 @@ fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
 fn stores() -> Vec<(Box<dyn CatalogStore>, Option<tempfile::TempDir>)> {
     let dir = tempfile::tempdir().unwrap();
     let sled = SledStore::open(dir.path()).unwrap();
+    let base_dir = tempfile::tempdir().unwrap();
+    let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(base_dir.path()).unwrap());
     vec![
         (Box::new(sled), Some(dir)),
         (Box::new(OverlayStore::in_memory()), None),
+        // An overlay over a store, over another overlay: every rule holds through layers.
+        (
+            Box::new(OverlayStore::over(Arc::new(OverlayStore::over(base)))),
+            Some(base_dir),
+        ),
     ]
 }
 
@@ -235,4 +242,46 @@ fn overlay_hides_base_changes_until_applied_there() {
     assert!(overlay.profile_by_name("prod").unwrap().is_none());
     assert!(base.profile_by_name("prod").unwrap().is_some());
     assert!(base.tables().unwrap().is_empty());
+}
+
+#[test]
+fn overlay_sees_base_objects_renamed_moved_and_deleted_above_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
+    let (p1, p2) = (profile("p1"), profile("p2"));
+    let t = table("orders", Some(&p1.id));
+    base.apply(vec![
+        Change::PutProfile(p1.clone()),
+        Change::PutProfile(p2.clone()),
+        Change::PutTable(t.clone()),
+    ])
+    .unwrap();
+    let overlay = OverlayStore::over(base.clone());
+    // Profile in use below: cannot be dropped above.
+    let err = overlay
+        .apply(vec![Change::DeleteProfile(p1.id.clone())])
+        .unwrap_err();
+    assert!(matches!(err, CatalogError::ProfileInUse { .. }), "{err}");
+    // Rename the table and move it to p2 above; p1 is then free.
+    let mut moved = t.clone();
+    moved.name = "Orders_V2".into();
+    moved.profile = Some(p2.id.clone());
+    overlay.apply(vec![Change::PutTable(moved)]).unwrap();
+    assert!(overlay.table_by_name("orders").unwrap().is_none());
+    assert_eq!(
+        overlay.table_by_name("orders_v2").unwrap().unwrap().id,
+        t.id
+    );
+    assert_eq!(overlay.dependents(&p1.id).unwrap(), vec![]);
+    assert_eq!(overlay.dependents(&p2.id).unwrap(), vec![t.id.clone()]);
+    overlay
+        .apply(vec![Change::DeleteProfile(p1.id.clone())])
+        .unwrap();
+    // The old name is free above, taken again by a new table; nothing changed below.
+    overlay
+        .apply(vec![Change::PutTable(table("ORDERS", Some(&p2.id)))])
+        .unwrap();
+    assert_eq!(overlay.table_names().unwrap(), vec!["ORDERS", "Orders_V2"]);
+    assert_eq!(base.table_names().unwrap(), vec!["orders"]);
+    assert_eq!(base.dependents(&p1.id).unwrap(), vec![t.id]);
 }

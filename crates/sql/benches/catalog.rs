@@ -207,7 +207,11 @@ fn bench_lookup_and_plan(c: &mut Criterion) {
 }
 
 fn bench_create_table(c: &mut Criterion) {
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    // The runtime the CLI runs scripts on.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
     let session = Session::new(Arc::new(SledStore::open(dir.path()).expect("open")));
     rt.block_on(session.execute("CREATE CONNECTION PROFILE prod WITH (connector = 'kafka', bootstrap_servers = 'b1:9092,b2:9092')")).expect("profile");

@@ -123,13 +123,15 @@ pub(crate) fn build_profile(
             statement_span: with_span,
         }));
     }
-    let candidates: Vec<String> = describe::option_docs(entry)
-        .into_iter()
-        .filter(|d| d.scope == describe::Scope::Profile)
-        .map(|d| d.key)
-        .chain(GENERIC_PROFILE_OPTIONS.iter().map(|g| g.key.to_string()))
-        .collect();
-    report_unknown(&opts, "connection profile", c.id(), &candidates, &mut diags);
+    let candidates = || {
+        describe::option_docs(entry)
+            .into_iter()
+            .filter(|d| d.scope == describe::Scope::Profile)
+            .map(|d| d.key)
+            .chain(GENERIC_PROFILE_OPTIONS.iter().map(|g| g.key.to_string()))
+            .collect()
+    };
+    report_unknown(&opts, "connection profile", c.id(), candidates, &mut diags);
     let warnings = finish(diags)?;
     let mut entries = vec![];
     if let Some(v) = validate {

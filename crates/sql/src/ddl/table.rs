@@ -116,18 +116,17 @@ pub(crate) fn build_table(
     };
     let mut mapped = map_options(req, &mut opts, &mut diags);
     // 6. Unknown options.
-    let mut candidates: Vec<String> = describe::all_keys(entry);
-    if profile.is_some() {
-        let profile_keys: Vec<String> = c
-            .profile_options()
-            .iter()
-            .map(|s| s.key.to_string())
-            .collect();
-        candidates.retain(|k| !profile_keys.contains(k));
-    }
-    candidates.extend(all_format_keys().map(str::to_string));
-    candidates.extend(GENERIC_TABLE_OPTIONS.iter().map(|g| g.key.to_string()));
-    report_unknown(&opts, "table", c.id(), &candidates, &mut diags);
+    let candidates = || {
+        let mut candidates: Vec<String> = describe::all_keys(entry);
+        if profile.is_some() {
+            let profile_keys: Vec<&str> = c.profile_options().iter().map(|s| s.key).collect();
+            candidates.retain(|k| !profile_keys.contains(&k.as_str()));
+        }
+        candidates.extend(all_format_keys().map(str::to_string));
+        candidates.extend(GENERIC_TABLE_OPTIONS.iter().map(|g| g.key.to_string()));
+        candidates
+    };
+    report_unknown(&opts, "table", c.id(), candidates, &mut diags);
     // 7. Schema.
     let mut cols = build_columns(state, stmt, c, &mut diags);
     c.adjust_fields(&mut cols.fields);

@@ -9,10 +9,16 @@ pub(crate) fn report_unknown(
     opts: &WithOptions,
     object: &str,
     connector: &str,
-    candidates: &[String],
+    candidates: impl FnOnce() -> Vec<String>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    for o in opts.remaining() {
+    let remaining = opts.remaining();
+    if remaining.is_empty() {
+        return;
+    }
+    // Built only when needed: rendering every option's documentation is not free.
+    let candidates = candidates();
+    for o in remaining {
         let mut d = Diagnostic::error(format!(
             "unknown option '{}' for {object} of connector '{connector}'",
             o.key
