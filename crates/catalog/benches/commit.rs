@@ -1,0 +1,85 @@
+//! What a durable catalog write costs on this machine: `SledStore::apply` of one table
+//! (record, name index and dependency key in one transaction, then a flush) against the
+//! floor of one sled key written and flushed.
+//!
+//! `cargo bench -p tributary-catalog --bench commit`; results go in BENCHMARKS.md.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use tributary_catalog::{CatalogStore, Change, SledStore, new_profile_id, new_table_id};
+use tributary_types::{
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
+    FieldType, SourceField,
+};
+
+fn table(profile: &ConnectionProfile, n: usize) -> ConnectionTable {
+    ConnectionTable {
+        format_version: CURRENT_FORMAT_VERSION,
+        id: new_table_id(),
+        name: format!("t{n}"),
+        connector: "kafka".into(),
+        profile: Some(profile.id.clone()),
+        inline_profile: None,
+        connection_type: ConnectionType::Source,
+        config: json!({"topic": format!("t{n}"), "type": {"offset": "latest"}}),
+        schema: ConnectionSchema {
+            fields: (0..10)
+                .map(|i| SourceField::new(format!("c{i}"), FieldType::Int64))
+                .collect(),
+            ..Default::default()
+        },
+        options: vec![],
+        virtual_columns: vec![],
+        watermark: None,
+        event_time_field: None,
+        idle_micros: None,
+        partitioned_by: vec![],
+        temporary: false,
+        description: String::new(),
+        created_at: 0,
+        updated_at: 0,
+    }
+}
+
+fn bench_commit(c: &mut Criterion) {
+    let mut g = c.benchmark_group("durable_commit");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SledStore::open(dir.path()).expect("open");
+    let profile = ConnectionProfile {
+        format_version: CURRENT_FORMAT_VERSION,
+        id: new_profile_id(),
+        name: "prod".into(),
+        connector: "kafka".into(),
+        config: json!({"bootstrapServers": "b:9092", "authentication": {}}),
+        options: vec![],
+        description: String::new(),
+        created_at: 0,
+        updated_at: 0,
+    };
+    store
+        .apply(vec![Change::PutProfile(profile.clone())])
+        .expect("profile");
+    let mut n = 0usize;
+    g.bench_function("sled_store_put_table", |b| {
+        b.iter(|| {
+            n += 1;
+            store
+                .apply(vec![Change::PutTable(table(&profile, n))])
+                .expect("apply")
+        })
+    });
+    let raw_dir = tempfile::tempdir().expect("tempdir");
+    let db = sled::open(raw_dir.path()).expect("sled");
+    let value = vec![7u8; 1_500];
+    g.bench_function("sled_one_key_insert_flush", |b| {
+        b.iter(|| {
+            n += 1;
+            db.insert(format!("k{n}"), value.as_slice()).expect("insert");
+            db.flush().expect("flush")
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_commit);
+criterion_main!(benches);
