@@ -74,7 +74,8 @@ fn bench_commit(c: &mut Criterion) {
     g.bench_function("sled_one_key_insert_flush", |b| {
         b.iter(|| {
             n += 1;
-            db.insert(format!("k{n}"), value.as_slice()).expect("insert");
+            db.insert(format!("k{n}"), value.as_slice())
+                .expect("insert");
             db.flush().expect("flush")
         })
     });
