@@ -240,6 +240,9 @@ pub fn map_options(
                     );
                     continue;
                 }
+                if let Some(w) = deprecated_form(spec.kind, &o) {
+                    diags.push(w);
+                }
                 match convert(&o, spec.kind, &info) {
                     Ok(v) => {
                         // String values can select variants for later options (`type`).
@@ -351,6 +354,29 @@ fn group(spec: &OptionSpec) -> Vec<&'static str> {
     keys.sort_unstable();
     keys.dedup();
     keys
+}
+
+/// Arroyo still reads intervals and column names written as strings, but has deprecated
+/// those spellings; so do we.
+fn deprecated_form(kind: ValueKind, o: &SqlOption) -> Option<Diagnostic> {
+    let OptionValue::String(text) = &o.value else {
+        return None;
+    };
+    let (what, written) = match kind {
+        ValueKind::IntervalSeconds | ValueKind::IntervalMillis | ValueKind::IntervalMicros => {
+            ("an interval", format!("INTERVAL '{text}'"))
+        }
+        ValueKind::Field => ("a column name", text.clone()),
+        _ => return None,
+    };
+    Some(
+        Diagnostic::warning(format!(
+            "option '{}' is {what} written as a string; that form is deprecated",
+            o.key
+        ))
+        .with_span(o.value_span)
+        .with_help(format!("Write {} = {written}.", quote_key(&o.key))),
+    )
 }
 
 fn env_not_allowed(o: &SqlOption) -> Diagnostic {

@@ -393,3 +393,44 @@ async fn no_connector_prints_a_secret() {
     assert!(out.contains("********"), "{out}");
     assert!(!out.contains(S), "a secret was printed:\n{out}");
 }
+
+/// Deprecated spellings are accepted with a warning that says what to write instead.
+#[tokio::test]
+async fn deprecated_spellings_warn() {
+    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let cases = [
+        (
+            "CREATE TABLE a (id TEXT NOT NULL) WITH (connector = 'filesystem', type = 'sink', path = '/tmp/a', 'rolling_policy.interval' = '5 minutes', format = 'json')",
+            "option 'rolling_policy.interval' is an interval written as a string",
+        ),
+        (
+            "CREATE TABLE b (key TEXT NOT NULL) WITH (connector = 'kafka', bootstrap_servers = 'b:1', topic = 'o', type = 'sink', 'sink.key_field' = 'key', format = 'json')",
+            "option 'sink.key_field' is a column name written as a string",
+        ),
+        (
+            "CREATE TABLE c (id TEXT) WITH (connector = 'websocket', endpoint = 'ws://h/x', subscription_message = 'hi', format = 'json')",
+            "option 'subscription_message' is deprecated",
+        ),
+    ];
+    for (sql, warning) in cases {
+        let results = session
+            .execute(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let warnings: Vec<&str> = results[0]
+            .warnings
+            .iter()
+            .map(|w| w.message.as_str())
+            .collect();
+        assert!(
+            warnings.iter().any(|w| w.starts_with(warning)),
+            "{sql}: {warnings:?}"
+        );
+    }
+    // The current spellings do not warn.
+    let results = session
+        .execute("CREATE TABLE d (id TEXT NOT NULL) WITH (connector = 'filesystem', type = 'sink', path = '/tmp/a', 'rolling_policy.interval' = INTERVAL '5' MINUTE, format = 'json')")
+        .await
+        .unwrap();
+    assert!(results[0].warnings.is_empty(), "{:?}", results[0].warnings);
+}
