@@ -21,6 +21,8 @@ pub struct FormatOptions {
     pub framing: Option<Framing>,
     /// Where `json.compression` was written, when it asks for compression.
     pub compression_span: Option<Span>,
+    /// `json.schema`: the JSON Schema text the columns come from, and where it is.
+    pub json_schema: Option<(String, Span)>,
 }
 
 /// Pull `format`, its family of options, `bad_data` and `framing` from `opts`. Every
@@ -33,7 +35,7 @@ pub fn format_from_options(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) 
         Ok(None) => {}
         Ok(Some((name, span))) => {
             out.format_span = Some(span);
-            out.format = parse_format(&name, span, opts, diags, &mut out.compression_span);
+            out.format = parse_format(&name, span, opts, diags, &mut out);
         }
     }
     match opts.take_string("bad_data") {
@@ -85,7 +87,7 @@ fn parse_format(
     span: Span,
     opts: &mut WithOptions,
     diags: &mut Vec<Diagnostic>,
-    compression_span: &mut Option<Span>,
+    out: &mut FormatOptions,
 ) -> Option<Format> {
     let Some(spec) = format_spec(name) else {
         let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
@@ -115,7 +117,7 @@ fn parse_format(
             name == "debezium_json",
             opts,
             diags,
-            compression_span,
+            out,
         ))),
         "parquet" => Some(Format::Parquet(parquet_format(opts, diags))),
         "raw_string" => Some(Format::RawString {}),
@@ -128,7 +130,7 @@ fn json_format(
     debezium: bool,
     opts: &mut WithOptions,
     diags: &mut Vec<Diagnostic>,
-    compression_span: &mut Option<Span>,
+    out: &mut FormatOptions,
 ) -> JsonFormat {
     let mut f = JsonFormat {
         debezium,
@@ -195,15 +197,19 @@ fn json_format(
         && v == "gzip"
     {
         f.compression = JsonCompression::Gzip;
-        *compression_span = Some(span);
+        out.compression_span = Some(span);
     }
-    if let Some(o) = opts.take("json.schema") {
-        diags.push(
-            Diagnostic::error("option 'json.schema' is not supported yet")
-                .with_span(o.key_span)
-                .with_note("JSON Schema expansion arrives with the formats work")
-                .with_help("Declare the columns in the table definition instead."),
-        );
+    match opts.take_string("json.schema") {
+        Err(d) => diags.push(d),
+        Ok(None) => {}
+        Ok(Some(_)) if f.unstructured => diags.push(
+            Diagnostic::error("option 'json.schema' cannot be combined with 'json.unstructured'")
+                .with_span(out.format_span.unwrap_or_default())
+                .with_help(
+                    "Unstructured JSON has one column, value JSON; remove one of the two options.",
+                ),
+        ),
+        Ok(Some(text)) => out.json_schema = Some(text),
     }
     f
 }

@@ -6,9 +6,11 @@
 //! for `DESCRIBE CONNECTOR` and did-you-mean suggestions.
 
 mod from_options;
+mod json_schema;
 mod registry;
 
 pub use from_options::{FormatOptions, format_from_options};
+pub use json_schema::{JsonSchemaError, JsonSchemaFields, fields_from_json_schema};
 pub use registry::{
     FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, all_format_keys, format_spec,
 };

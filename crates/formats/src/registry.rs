@@ -78,7 +78,7 @@ const JSON_OPTIONS: &[FormatOption] = &[
         value_type: "string",
         allowed: &[],
         default: None,
-        description: "An inline JSON Schema describing the messages (arrives with schema expansion).",
+        description: "An inline JSON Schema describing the messages; the columns come from it (or, when declared too, must be a compatible subset).",
     },
 ];
 

@@ -434,3 +434,32 @@ async fn deprecated_spellings_warn() {
         .unwrap();
     assert!(results[0].warnings.is_empty(), "{:?}", results[0].warnings);
 }
+
+/// A JSON Schema property without a single Arrow type becomes a JSON column, and the
+/// statement says why.
+#[tokio::test]
+async fn json_schema_unions_become_json_columns_with_a_warning() {
+    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let results = session
+        .execute(r#"CREATE TABLE t WITH (connector = 'kafka', bootstrap_servers = 'b:1', topic = 't', type = 'source', format = 'json', 'json.schema' = '{"type": "object", "properties": {"v": {"anyOf": [{"type": "number"}, {"type": "string"}]}}}')"#)
+        .await
+        .unwrap();
+    let warnings: Vec<&str> = results[0]
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(
+        warnings,
+        vec!["column 'v' is a union (anyOf of 2 alternatives), stored as JSON"]
+    );
+    let table = session.store().table_by_name("t").unwrap().unwrap();
+    assert_eq!(
+        table.schema.fields[0].field_type,
+        tributary_types::FieldType::Json
+    );
+    assert!(matches!(
+        table.schema.definition,
+        Some(tributary_types::SchemaDefinition::JsonSchema { .. })
+    ));
+}

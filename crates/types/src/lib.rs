@@ -27,7 +27,7 @@ pub use records::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, OptionEntry, OptionValue,
     VirtualColumn, Watermark,
 };
-pub use schema::{ConnectionSchema, ConnectionType, SchemaError};
+pub use schema::{ConnectionSchema, ConnectionType, SchemaDefinition, SchemaError};
 pub use secret::{REDACTED, contains_env_reference, env_references, resolve_env};
 pub use span::{Location, Span};
 pub use suggest::{closest, edit_distance};

@@ -58,6 +58,34 @@ pub struct ConnectionSchema {
     /// Primary-key column names.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub primary_keys: BTreeSet<String>,
+    /// The schema text the fields were expanded from, when they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<SchemaDefinition>,
+}
+
+/// A schema document a table's fields come from (Arroyo's `SchemaDefinition`, tagged by
+/// `type`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SchemaDefinition {
+    /// A JSON Schema document.
+    JsonSchema {
+        /// The schema text.
+        schema: String,
+    },
+    /// An Avro schema.
+    AvroSchema {
+        /// The schema text.
+        schema: String,
+    },
+    /// A Protobuf schema with its imports.
+    ProtobufSchema {
+        /// The `.proto` text.
+        schema: String,
+        /// Imported files by path.
+        #[serde(default)]
+        dependencies: std::collections::BTreeMap<String, String>,
+    },
 }
 
 /// A structural problem with a schema. `path` names the offending field (`a.b`, `events[]`).

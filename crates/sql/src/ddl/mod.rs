@@ -5,6 +5,7 @@
 mod columns;
 mod generic;
 mod profile;
+mod schema_def;
 mod table;
 mod unknown;
 

@@ -3,6 +3,7 @@
 use super::columns::{Columns, build_columns};
 use super::generic::GENERIC_TABLE_OPTIONS;
 use super::profile::{connector_option, finish, profile_not_found};
+use super::schema_def::apply_json_schema;
 use super::unknown::report_unknown;
 use crate::parser::ast::CreateTable;
 use datafusion::execution::SessionState;
@@ -129,6 +130,10 @@ pub(crate) fn build_table(
     report_unknown(&opts, "table", c.id(), candidates, &mut diags);
     // 7. Schema.
     let mut cols = build_columns(state, stmt, c, &mut diags);
+    let definition = formats
+        .json_schema
+        .as_ref()
+        .and_then(|(text, span)| apply_json_schema(text, *span, &mut cols, &mut diags));
     c.adjust_fields(&mut cols.fields);
     let format = formats.format.clone().or_else(|| c.default_format());
     if format.is_none() && c.requires_format() {
@@ -210,6 +215,7 @@ pub(crate) fn build_table(
         inferred: Some(cols.fields.is_empty()).filter(|b| *b),
         primary_keys: cols.primary_keys.clone(),
         fields: cols.fields.clone(),
+        definition,
     };
     for e in schema.validate() {
         diags.push(
