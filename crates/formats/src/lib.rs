@@ -1,15 +1,18 @@
 //! Formats: which wire formats exist, the options each takes, and how a WITH clause's
 //! format options become a [`Format`], [`BadData`] and [`Framing`].
 //!
-//! Schema expansion (JSON Schema, Avro, Protobuf), decoders and encoders join this crate
-//! with the formats issue; the option registry here is already their single source of truth
-//! for `DESCRIBE CONNECTOR` and did-you-mean suggestions.
+//! Schema work: [`fields_from_json_schema`] (JSON Schema → columns) and [`infer_fields`]
+//! (columns from sample messages). Avro and Protobuf expansion, decoders and encoders join
+//! this crate later; the option registry here is already their single source of truth for
+//! `DESCRIBE CONNECTOR` and did-you-mean suggestions.
 
 mod from_options;
+mod infer;
 mod json_schema;
 mod registry;
 
 pub use from_options::{FormatOptions, format_from_options};
+pub use infer::{InferError, infer_fields};
 pub use json_schema::{JsonSchemaError, JsonSchemaFields, fields_from_json_schema};
 pub use registry::{
     FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, all_format_keys, format_spec,
