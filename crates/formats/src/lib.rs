@@ -6,11 +6,13 @@
 //! this crate later; the option registry here is already their single source of truth for
 //! `DESCRIBE CONNECTOR` and did-you-mean suggestions.
 
+mod decode;
 mod from_options;
 mod infer;
 mod json_schema;
 mod registry;
 
+pub use decode::{BatchDecoder, DecodeError, Dropped};
 pub use from_options::{FormatOptions, format_from_options};
 pub use infer::{InferError, infer_fields};
 pub use json_schema::{JsonSchemaError, JsonSchemaFields, fields_from_json_schema};

@@ -2,7 +2,8 @@
 //! byte by byte with a fixed-seed generator (reproducible), plus random bytes.
 
 use std::path::Path;
-use tributary_formats::{fields_from_json_schema, infer_fields};
+use tributary_formats::{BatchDecoder, fields_from_json_schema, infer_fields};
+use tributary_types::{BadData, ConnectionSchema, Format, JsonFormat};
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -80,6 +81,24 @@ fn mutated_and_random_inputs_never_panic() {
             .map(|_| (rng.next() & 0xff) as u8)
             .collect();
         let _ = fields_from_json_schema(&String::from_utf8_lossy(&noise));
-        let _ = infer_fields(&[noise]);
+        let _ = infer_fields(&[&noise]);
+        // The decoder of the sample table, on mutated messages, under both policies.
+        if let Ok(expanded) = fields_from_json_schema(&String::from_utf8_lossy(&schema)) {
+            for bad_data in [BadData::Drop, BadData::Fail] {
+                let table = ConnectionSchema {
+                    format: Some(Format::Json(JsonFormat::default())),
+                    fields: expanded.fields.clone(),
+                    bad_data: Some(bad_data),
+                    ..Default::default()
+                };
+                if let Ok(mut d) = BatchDecoder::new(&table) {
+                    for l in &lines {
+                        let _ = d.push(l);
+                    }
+                    let _ = d.push(&noise);
+                    let _ = d.finish();
+                }
+            }
+        }
     }
 }

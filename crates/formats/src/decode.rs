@@ -1,0 +1,437 @@
+//! Messages → Arrow `RecordBatch`es for a table's format: json (plain, Confluent wire
+//! header, unstructured, `unix_millis` timestamps, JSON columns), raw_string and raw_bytes,
+//! with newline framing and the table's `bad_data` policy.
+//!
+//! Messages are buffered by [`BatchDecoder::push`] and decoded together by
+//! [`BatchDecoder::finish`]: JSON goes through arrow-json's decoder in one pass; only when
+//! that pass fails are the records decoded one by one to find the bad ones, so the common
+//! case pays nothing for `bad_data = 'drop'`.
+
+use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch, new_null_array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tributary_types::{
+    BadData, ConnectionSchema, FieldType, Format, Framing, JsonFormat, SourceField, TimestampFormat,
+};
+
+/// Why decoding stopped (`bad_data = 'fail'`) or could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The table's format or columns cannot be decoded (yet).
+    #[error("cannot decode this table: {0}")]
+    Unsupported(String),
+    /// A record could not be decoded.
+    #[error("record {index} could not be decoded: {reason}")]
+    BadRecord {
+        /// 1-based position among the records pushed since the last `finish`.
+        index: usize,
+        /// What was wrong (which field, what was expected).
+        reason: String,
+    },
+}
+
+/// What was dropped under `bad_data = 'drop'`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// How many records were dropped.
+    pub count: usize,
+    /// The first of them, as a [`DecodeError::BadRecord`].
+    pub first: Option<DecodeError>,
+}
+
+/// Decodes one table's messages into batches of its physical (non-metadata) columns.
+#[derive(Debug)]
+pub struct BatchDecoder {
+    output: SchemaRef,
+    kind: Kind,
+    bad_data: BadData,
+    max_line: Option<u64>,
+    records: usize,
+    dropped: Dropped,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Json(JsonPlan),
+    Unstructured(StringBuilder),
+    RawString(StringBuilder),
+    RawBytes(BinaryBuilder),
+}
+
+/// JSON: what arrow-json decodes, what is taken as raw JSON text, and what is cast after.
+#[derive(Debug)]
+struct JsonPlan {
+    confluent_header: bool,
+    /// The columns arrow-json decodes (JSON columns left out; millisecond timestamps as
+    /// read from the wire).
+    decode_schema: SchemaRef,
+    /// Top-level JSON columns, taken as the raw text of their property.
+    json_columns: Vec<String>,
+    /// Newline-separated records awaiting `finish`, and where each one is.
+    pending: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl BatchDecoder {
+    /// A decoder for a table's schema. Metadata columns are not part of the output; the
+    /// source adds them.
+    pub fn new(schema: &ConnectionSchema) -> Result<Self, DecodeError> {
+        let physical: Vec<&SourceField> = schema.physical_fields().collect();
+        let output = Arc::new(Schema::new(
+            physical.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
+        ));
+        let max_line = match &schema.framing {
+            Some(Framing::Newline { max_line_length }) => Some(max_line_length.unwrap_or(u64::MAX)),
+            None => None,
+        };
+        let kind = match &schema.format {
+            Some(Format::Json(j)) if j.unstructured => Kind::Unstructured(StringBuilder::new()),
+            Some(Format::Json(j)) => Kind::Json(JsonPlan::new(j, &physical)?),
+            Some(Format::RawString {}) => Kind::RawString(StringBuilder::new()),
+            Some(Format::RawBytes {}) => Kind::RawBytes(BinaryBuilder::new()),
+            Some(other) => {
+                return Err(DecodeError::Unsupported(format!(
+                    "decoding the '{other}' format is not supported yet"
+                )));
+            }
+            None => return Err(DecodeError::Unsupported("the table has no format".into())),
+        };
+        Ok(Self {
+            output,
+            kind,
+            bad_data: schema.bad_data.unwrap_or(BadData::Fail),
+            max_line,
+            records: 0,
+            dropped: Dropped::default(),
+        })
+    }
+
+    /// The Arrow schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        self.output.clone()
+    }
+
+    /// Add one message (several records with newline framing).
+    pub fn push(&mut self, message: &[u8]) -> Result<(), DecodeError> {
+        match self.max_line {
+            None => self.push_record(message),
+            Some(max) => {
+                for line in message.split(|b| *b == b'\n') {
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    if line.is_empty() {
+                        continue;
+                    }
+                    if line.len() as u64 > max {
+                        self.records += 1;
+                        self.bad(format!(
+                            "the line is {} bytes, longer than framing.newline.max_length ({max})",
+                            line.len()
+                        ))?;
+                        continue;
+                    }
+                    self.push_record(line)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn push_record(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        self.records += 1;
+        let problem = match &mut self.kind {
+            Kind::Json(plan) => plan.push(record).err(),
+            Kind::Unstructured(b) => match serde_json::from_slice::<&RawValue>(record) {
+                Ok(v) => {
+                    b.append_value(v.get());
+                    None
+                }
+                Err(e) => Some(format!("it is not JSON: {e}")),
+            },
+            Kind::RawString(b) => match std::str::from_utf8(record) {
+                Ok(s) => {
+                    b.append_value(s);
+                    None
+                }
+                Err(e) => Some(format!("it is not UTF-8 text: {e}")),
+            },
+            Kind::RawBytes(b) => {
+                b.append_value(record);
+                None
+            }
+        };
+        match problem {
+            Some(reason) => self.bad(reason),
+            None => Ok(()),
+        }
+    }
+
+    /// Record a bad record at the current position: an error, or a drop.
+    fn bad(&mut self, reason: String) -> Result<(), DecodeError> {
+        let e = DecodeError::BadRecord {
+            index: self.records,
+            reason,
+        };
+        match self.bad_data {
+            BadData::Fail => Err(e),
+            BadData::Drop => {
+                self.dropped.count += 1;
+                self.dropped.first.get_or_insert(e);
+                Ok(())
+            }
+        }
+    }
+
+    /// Decode what was pushed into one batch (`None` when nothing was).
+    pub fn finish(&mut self) -> Result<Option<RecordBatch>, DecodeError> {
+        let columns: Vec<ArrayRef> = match &mut self.kind {
+            Kind::Unstructured(b) | Kind::RawString(b) => {
+                if b.is_empty() {
+                    return Ok(None);
+                }
+                vec![Arc::new(b.finish())]
+            }
+            Kind::RawBytes(b) => {
+                if b.is_empty() {
+                    return Ok(None);
+                }
+                vec![Arc::new(b.finish())]
+            }
+            Kind::Json(plan) => {
+                let bad_data = self.bad_data;
+                let mut bad = Vec::new();
+                let out = plan.finish(&self.output, bad_data, &mut bad);
+                self.records = 0;
+                for e in bad {
+                    self.dropped.count += 1;
+                    self.dropped.first.get_or_insert(e);
+                }
+                return out;
+            }
+        };
+        self.records = 0;
+        RecordBatch::try_new(self.output.clone(), columns)
+            .map(Some)
+            .map_err(|e| DecodeError::Unsupported(e.to_string()))
+    }
+
+    /// What `bad_data = 'drop'` dropped so far.
+    pub fn dropped(&self) -> &Dropped {
+        &self.dropped
+    }
+}
+
+impl JsonPlan {
+    fn new(format: &JsonFormat, physical: &[&SourceField]) -> Result<Self, DecodeError> {
+        let mut decode_fields: Vec<Field> = Vec::new();
+        let mut json_columns = Vec::new();
+        for f in physical {
+            match &f.field_type {
+                FieldType::Json => json_columns.push(f.name.clone()),
+                t if contains_json(t) => {
+                    return Err(DecodeError::Unsupported(format!(
+                        "column '{}' has a JSON value inside a struct or list, which is not supported yet",
+                        f.name
+                    )));
+                }
+                FieldType::Timestamp { .. }
+                    if format.timestamp_format == TimestampFormat::UnixMillis =>
+                {
+                    decode_fields.push(Field::new(
+                        &f.name,
+                        DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None),
+                        !f.required,
+                    ));
+                }
+                t if format.timestamp_format == TimestampFormat::UnixMillis
+                    && contains_timestamp(t) =>
+                {
+                    return Err(DecodeError::Unsupported(format!(
+                        "column '{}' has a timestamp inside a struct or list; unix_millis timestamps are only supported in top-level columns so far",
+                        f.name
+                    )));
+                }
+                _ => decode_fields.push(f.to_arrow()),
+            }
+        }
+        Ok(Self {
+            confluent_header: format.confluent_schema_registry,
+            decode_schema: Arc::new(Schema::new(decode_fields)),
+            json_columns,
+            pending: Vec::new(),
+            spans: Vec::new(),
+        })
+    }
+
+    fn push(&mut self, record: &[u8]) -> Result<(), String> {
+        let body = if self.confluent_header {
+            match record {
+                [0, _, _, _, _, rest @ ..] => rest,
+                _ => {
+                    return Err(
+                        "it does not start with the Confluent wire-format header (a 0 byte and a 4-byte schema id)"
+                            .into(),
+                    );
+                }
+            }
+        } else {
+            record
+        };
+        let start = self.pending.len();
+        self.pending.extend_from_slice(body);
+        self.spans.push((start, self.pending.len()));
+        self.pending.push(b'\n');
+        Ok(())
+    }
+
+    fn finish(
+        &mut self,
+        output: &SchemaRef,
+        bad_data: BadData,
+        dropped: &mut Vec<DecodeError>,
+    ) -> Result<Option<RecordBatch>, DecodeError> {
+        if self.spans.is_empty() {
+            return Ok(None);
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let spans = std::mem::take(&mut self.spans);
+        let records: Vec<&[u8]> = spans.iter().map(|(s, e)| &pending[*s..*e]).collect();
+        let batch = match self.decode_all(&pending, records.len()) {
+            Ok(batch) => self.assemble(output, batch, &records),
+            // Find the bad records one by one, then decode the good ones together.
+            Err(_) => {
+                let mut good: Vec<&[u8]> = Vec::new();
+                let mut joined = Vec::new();
+                for (i, r) in records.iter().enumerate() {
+                    match self.decode_all(&[*r, b"\n"].concat(), 1) {
+                        Ok(_) => {
+                            joined.extend_from_slice(r);
+                            joined.push(b'\n');
+                            good.push(r);
+                        }
+                        Err(reason) => {
+                            let e = DecodeError::BadRecord {
+                                index: i + 1,
+                                reason,
+                            };
+                            match bad_data {
+                                BadData::Fail => return Err(e),
+                                BadData::Drop => dropped.push(e),
+                            }
+                        }
+                    }
+                }
+                if good.is_empty() {
+                    return Ok(None);
+                }
+                let batch = self
+                    .decode_all(&joined, good.len())
+                    .map_err(DecodeError::Unsupported)?;
+                self.assemble(output, batch, &good)
+            }
+        };
+        batch.map(Some)
+    }
+
+    /// Decode newline-separated records with a fresh arrow-json decoder.
+    fn decode_all(&self, bytes: &[u8], rows: usize) -> Result<RecordBatch, String> {
+        let mut decoder = arrow_json::ReaderBuilder::new(self.decode_schema.clone())
+            .with_batch_size(rows.max(1))
+            .build_decoder()
+            .map_err(|e| e.to_string())?;
+        let mut at = 0;
+        while at < bytes.len() {
+            let n = decoder.decode(&bytes[at..]).map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            at += n;
+        }
+        let batch = decoder
+            .flush()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_else(|| RecordBatch::new_empty(self.decode_schema.clone()));
+        if batch.num_rows() != rows {
+            return Err(format!(
+                "expected {rows} JSON object(s) but found {}",
+                batch.num_rows()
+            ));
+        }
+        Ok(batch)
+    }
+
+    /// The output columns: decoded ones (cast where the wire unit differs), and JSON
+    /// columns taken as raw text.
+    fn assemble(
+        &self,
+        output: &SchemaRef,
+        decoded: RecordBatch,
+        records: &[&[u8]],
+    ) -> Result<RecordBatch, DecodeError> {
+        let raw = self.raw_json_columns(records)?;
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(output.fields().len());
+        for field in output.fields() {
+            let column = match decoded.column_by_name(field.name()) {
+                Some(c) if c.data_type() == field.data_type() => c.clone(),
+                Some(c) => arrow_cast::cast(c, field.data_type())
+                    .map_err(|e| DecodeError::Unsupported(e.to_string()))?,
+                None => match raw.get(field.name().as_str()) {
+                    Some(c) => c.clone(),
+                    None => new_null_array(field.data_type(), decoded.num_rows()),
+                },
+            };
+            columns.push(column);
+        }
+        RecordBatch::try_new(output.clone(), columns)
+            .map_err(|e| DecodeError::Unsupported(e.to_string()))
+    }
+
+    fn raw_json_columns(&self, records: &[&[u8]]) -> Result<HashMap<&str, ArrayRef>, DecodeError> {
+        let mut out = HashMap::new();
+        if self.json_columns.is_empty() {
+            return Ok(out);
+        }
+        let mut builders: Vec<StringBuilder> = self
+            .json_columns
+            .iter()
+            .map(|_| StringBuilder::new())
+            .collect();
+        for (i, r) in records.iter().enumerate() {
+            let object: HashMap<&str, &RawValue> =
+                serde_json::from_slice(r).map_err(|e| DecodeError::BadRecord {
+                    index: i + 1,
+                    reason: format!("it is not a JSON object: {e}"),
+                })?;
+            for (name, b) in self.json_columns.iter().zip(&mut builders) {
+                match object.get(name.as_str()).map(|v| v.get()) {
+                    Some("null") | None => b.append_null(),
+                    Some(text) => b.append_value(text),
+                }
+            }
+        }
+        for (name, mut b) in self.json_columns.iter().zip(builders) {
+            out.insert(name.as_str(), Arc::new(b.finish()) as ArrayRef);
+        }
+        Ok(out)
+    }
+}
+
+fn contains_json(t: &FieldType) -> bool {
+    match t {
+        FieldType::Json => true,
+        FieldType::Struct { fields } => fields.iter().any(|f| contains_json(&f.field_type)),
+        FieldType::List { items } => contains_json(&items.field_type),
+        _ => false,
+    }
+}
+
+fn contains_timestamp(t: &FieldType) -> bool {
+    match t {
+        FieldType::Timestamp { .. } => true,
+        FieldType::Struct { fields } => fields.iter().any(|f| contains_timestamp(&f.field_type)),
+        FieldType::List { items } => contains_timestamp(&items.field_type),
+        _ => false,
+    }
+}
