@@ -83,10 +83,10 @@ impl BatchDecoder {
         let output = Arc::new(Schema::new(
             physical.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
         ));
-        let max_line = match &schema.framing {
-            Some(Framing::Newline { max_line_length }) => Some(max_line_length.unwrap_or(u64::MAX)),
-            None => None,
-        };
+        let max_line = schema
+            .framing
+            .as_ref()
+            .map(|Framing::Newline { max_line_length }| max_line_length.unwrap_or(u64::MAX));
         let kind = match &schema.format {
             Some(Format::Json(j)) if j.unstructured => Kind::Unstructured(StringBuilder::new()),
             Some(Format::Json(j)) => Kind::Json(JsonPlan::new(j, &physical)?),
