@@ -73,7 +73,14 @@ struct JsonPlan {
     /// Newline-separated records awaiting `finish`, and where each one is.
     pending: Vec<u8>,
     spans: Vec<(usize, usize)>,
+    /// The arrow-json decoder, kept between batches so its buffers are reused; dropped
+    /// after an error, since its state is then unknown.
+    decoder: Option<arrow_json::reader::Decoder>,
 }
+
+/// Rows arrow-json decodes before it must be flushed; batches larger than this are
+/// decoded in parts and concatenated.
+const DECODER_ROWS: usize = 16_384;
 
 impl BatchDecoder {
     /// A decoder for a table's schema. Metadata columns are not part of the output; the
@@ -262,6 +269,7 @@ impl JsonPlan {
             json_columns,
             pending: Vec::new(),
             spans: Vec::new(),
+            decoder: None,
         })
     }
 
@@ -295,10 +303,27 @@ impl JsonPlan {
         if self.spans.is_empty() {
             return Ok(None);
         }
-        let pending = std::mem::take(&mut self.pending);
-        let spans = std::mem::take(&mut self.spans);
+        // The buffers are handed back emptied, so a long-lived decoder reuses their memory.
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut spans = std::mem::take(&mut self.spans);
+        let out = self.finish_pending(&pending, &spans, output, bad_data, dropped);
+        pending.clear();
+        spans.clear();
+        self.pending = pending;
+        self.spans = spans;
+        out
+    }
+
+    fn finish_pending(
+        &mut self,
+        pending: &[u8],
+        spans: &[(usize, usize)],
+        output: &SchemaRef,
+        bad_data: BadData,
+        dropped: &mut Vec<DecodeError>,
+    ) -> Result<Option<RecordBatch>, DecodeError> {
         let records: Vec<&[u8]> = spans.iter().map(|(s, e)| &pending[*s..*e]).collect();
-        let batch = match self.decode_all(&pending, records.len()) {
+        let batch = match self.decode_batch(pending, records.len()) {
             Ok(batch) => self.assemble(output, batch, &records),
             // Find the bad records one by one, then decode the good ones together.
             Err(_) => {
@@ -333,6 +358,59 @@ impl JsonPlan {
             }
         };
         batch.map(Some)
+    }
+
+    /// Decode newline-separated records with the long-lived decoder.
+    fn decode_batch(&mut self, bytes: &[u8], rows: usize) -> Result<RecordBatch, String> {
+        let result = self.decode_with_kept(bytes, rows);
+        if result.is_err() {
+            self.decoder = None;
+        }
+        result
+    }
+
+    fn decode_with_kept(&mut self, bytes: &[u8], rows: usize) -> Result<RecordBatch, String> {
+        let schema = self.decode_schema.clone();
+        let decoder = match &mut self.decoder {
+            Some(d) => d,
+            None => self.decoder.insert(
+                arrow_json::ReaderBuilder::new(schema.clone())
+                    .with_batch_size(DECODER_ROWS)
+                    .build_decoder()
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        let mut parts = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            let n = decoder.decode(&bytes[at..]).map_err(|e| e.to_string())?;
+            at += n;
+            if n == 0 || (at < bytes.len() && decoder.len() >= DECODER_ROWS) {
+                // Full: flush and go on.
+                match decoder.flush().map_err(|e| e.to_string())? {
+                    Some(b) => parts.push(b),
+                    None if n == 0 => break,
+                    None => {}
+                }
+            }
+        }
+        if let Some(b) = decoder.flush().map_err(|e| e.to_string())? {
+            parts.push(b);
+        }
+        let batch = match parts.len() {
+            0 => RecordBatch::new_empty(schema),
+            1 => parts.remove(0),
+            _ => {
+                arrow_select::concat::concat_batches(&schema, &parts).map_err(|e| e.to_string())?
+            }
+        };
+        if batch.num_rows() != rows {
+            return Err(format!(
+                "expected {rows} JSON object(s) but found {}",
+                batch.num_rows()
+            ));
+        }
+        Ok(batch)
     }
 
     /// Decode newline-separated records with a fresh arrow-json decoder.

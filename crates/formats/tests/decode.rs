@@ -212,3 +212,24 @@ fn unsupported_shapes_are_refused_up_front() {
             .contains("no format")
     );
 }
+
+#[test]
+fn batches_larger_than_the_decoder_window_and_reuse() {
+    let s = schema(Format::Json(JsonFormat::default()), json_fields());
+    let mut d = BatchDecoder::new(&s).unwrap();
+    for round in 0..2 {
+        let n = 20_000 + round;
+        for i in 0..n {
+            d.push(format!(r#"{{"id": {i}}}"#).as_bytes()).unwrap();
+        }
+        let b = d.finish().unwrap().unwrap();
+        assert_eq!(b.num_rows(), n);
+        let ids = b.column(0).as_primitive::<Int64Type>();
+        assert_eq!(ids.value(n - 1), (n - 1) as i64);
+    }
+    // After a failing batch the decoder still decodes the next one.
+    d.push(br#"{"id": "x"}"#).unwrap();
+    assert!(d.finish().is_err());
+    d.push(br#"{"id": 9}"#).unwrap();
+    assert_eq!(d.finish().unwrap().unwrap().num_rows(), 1);
+}
