@@ -7,12 +7,14 @@
 //! `DESCRIBE CONNECTOR` and did-you-mean suggestions.
 
 mod decode;
+mod encode;
 mod from_options;
 mod infer;
 mod json_schema;
 mod registry;
 
 pub use decode::{BatchDecoder, DecodeError, Dropped};
+pub use encode::{EncodeError, RowEncoder};
 pub use from_options::{FormatOptions, format_from_options};
 pub use infer::{InferError, infer_fields};
 pub use json_schema::{JsonSchemaError, JsonSchemaFields, fields_from_json_schema};

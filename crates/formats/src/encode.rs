@@ -1,0 +1,199 @@
+//! Arrow `RecordBatch`es → one message per row, for sinks: json (RFC 3339 or `unix_millis`
+//! timestamps, JSON columns embedded as JSON, optional Confluent wire header), raw_string
+//! and raw_bytes.
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, StructArray};
+use arrow_json::writer::{Encoder, EncoderFactory, EncoderOptions, NullableEncoder, make_encoder};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, TimeUnit};
+use serde_json::value::RawValue;
+use std::sync::Arc;
+use tributary_types::{Format, JsonFormat, TimestampFormat};
+
+/// Why a batch could not be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// The format cannot be written (yet), or the batch does not fit it.
+    #[error("cannot encode rows: {0}")]
+    Unsupported(String),
+}
+
+/// Encodes rows in a table's format.
+#[derive(Debug)]
+pub struct RowEncoder {
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Json {
+        options: EncoderOptions,
+        unix_millis: bool,
+        /// The Confluent wire header (magic byte and schema id), when registered.
+        header: Option<[u8; 5]>,
+    },
+    RawString,
+    RawBytes,
+}
+
+impl RowEncoder {
+    /// An encoder for `format`. `schema_id` is the registry id written in the Confluent
+    /// header when the format asks for it.
+    pub fn new(format: &Format, schema_id: Option<u32>) -> Result<Self, EncodeError> {
+        let kind = match format {
+            Format::Json(j) => json_kind(j, schema_id)?,
+            Format::RawString {} => Kind::RawString,
+            Format::RawBytes {} => Kind::RawBytes,
+            other => {
+                return Err(EncodeError::Unsupported(format!(
+                    "encoding the '{other}' format is not supported yet"
+                )));
+            }
+        };
+        Ok(Self { kind })
+    }
+
+    /// One message per row of `batch`.
+    pub fn encode(&self, batch: &RecordBatch) -> Result<Vec<Vec<u8>>, EncodeError> {
+        let err = |e: ArrowError| EncodeError::Unsupported(e.to_string());
+        match &self.kind {
+            Kind::RawString => Ok(value_column(batch, &DataType::Utf8)?
+                .as_string::<i32>()
+                .iter()
+                .map(|v| v.unwrap_or_default().as_bytes().to_vec())
+                .collect()),
+            Kind::RawBytes => Ok(value_column(batch, &DataType::Binary)?
+                .as_binary::<i32>()
+                .iter()
+                .map(|v| v.unwrap_or_default().to_vec())
+                .collect()),
+            Kind::Json {
+                options,
+                unix_millis,
+                header,
+            } => {
+                let batch = if *unix_millis {
+                    millis_timestamps(batch).map_err(err)?
+                } else {
+                    batch.clone()
+                };
+                let rows = StructArray::from(batch);
+                let field: FieldRef = Arc::new(Field::new(
+                    "row",
+                    DataType::Struct(rows.fields().clone()),
+                    false,
+                ));
+                let mut encoder = make_encoder(&field, &rows, options).map_err(err)?;
+                let mut out = Vec::with_capacity(rows.len());
+                for i in 0..rows.len() {
+                    let mut message = Vec::with_capacity(128);
+                    if let Some(h) = header {
+                        message.extend_from_slice(h);
+                    }
+                    encoder.encode(i, &mut message);
+                    out.push(message);
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+fn json_kind(j: &JsonFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError> {
+    if j.unstructured {
+        return Err(EncodeError::Unsupported(
+            "unstructured JSON sinks write the 'value' column; use raw_string for that".into(),
+        ));
+    }
+    let header = match (j.confluent_schema_registry, schema_id.or(j.schema_id)) {
+        (false, _) => None,
+        (true, Some(id)) => {
+            let b = id.to_be_bytes();
+            Some([0, b[0], b[1], b[2], b[3]])
+        }
+        (true, None) => {
+            return Err(EncodeError::Unsupported(
+                "the Confluent wire format needs a schema id; none was registered".into(),
+            ));
+        }
+    };
+    let options = EncoderOptions::default()
+        .with_timestamp_format("%Y-%m-%dT%H:%M:%S%.fZ".into())
+        .with_encoder_factory(Arc::new(RawJsonColumns));
+    Ok(Kind::Json {
+        options,
+        unix_millis: j.timestamp_format == TimestampFormat::UnixMillis,
+        header,
+    })
+}
+
+/// The one `value` column of the raw formats.
+fn value_column<'a>(batch: &'a RecordBatch, t: &DataType) -> Result<&'a ArrayRef, EncodeError> {
+    match batch.column_by_name("value") {
+        Some(c) if c.data_type() == t => Ok(c),
+        _ => Err(EncodeError::Unsupported(format!(
+            "the rows need a column 'value' of type {t}"
+        ))),
+    }
+}
+
+/// Top-level timestamps as milliseconds since the epoch (numbers).
+fn millis_timestamps(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        if let DataType::Timestamp(_, _) = f.data_type() {
+            let ms = arrow_cast::cast(c, &DataType::Timestamp(TimeUnit::Millisecond, None))?;
+            columns.push(arrow_cast::cast(&ms, &DataType::Int64)?);
+            fields.push(Field::new(f.name(), DataType::Int64, f.is_nullable()));
+        } else {
+            columns.push(c.clone());
+            fields.push(f.as_ref().clone());
+        }
+    }
+    RecordBatch::try_new(
+        Arc::new(arrow_schema::Schema::new(Fields::from(fields))),
+        columns,
+    )
+}
+
+/// JSON columns (the `arrow.json` extension) are written as the JSON they hold, not as a
+/// quoted string; text that is not JSON is written as a string.
+#[derive(Debug)]
+struct RawJsonColumns;
+
+impl EncoderFactory for RawJsonColumns {
+    fn make_default_encoder<'a>(
+        &self,
+        field: &'a FieldRef,
+        array: &'a dyn Array,
+        _options: &'a EncoderOptions,
+    ) -> Result<Option<NullableEncoder<'a>>, ArrowError> {
+        let is_json = field
+            .metadata()
+            .get("ARROW:extension:name")
+            .is_some_and(|n| n == "arrow.json");
+        match array.as_string_opt::<i32>() {
+            Some(strings) if is_json => Ok(Some(NullableEncoder::new(
+                Box::new(RawJson(strings)),
+                strings.nulls().cloned(),
+            ))),
+            _ => Ok(None),
+        }
+    }
+}
+
+struct RawJson<'a>(&'a StringArray);
+
+impl Encoder for RawJson<'_> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        let text = self.0.value(idx);
+        if serde_json::from_str::<&RawValue>(text).is_ok() {
+            out.extend_from_slice(text.as_bytes());
+        } else {
+            // serde_json escapes a string infallibly into a Vec.
+            let quoted = serde_json::to_string(text).unwrap_or_default();
+            out.extend_from_slice(quoted.as_bytes());
+        }
+    }
+}
