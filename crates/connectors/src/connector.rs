@@ -232,3 +232,22 @@ pub trait Connector: Send + Sync + Debug {
 pub fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
 }
+
+/// Source when the table config has a value at `pointer` (a source-only setting), sink
+/// otherwise: how connectors with a source/sink variant tell them apart.
+pub(crate) fn source_if_set(table: &Value, pointer: &str) -> ConnectionType {
+    if table.pointer(pointer).is_some() {
+        ConnectionType::Source
+    } else {
+        ConnectionType::Sink
+    }
+}
+
+/// Sink when the table config has a value at `pointer` (a sink-only setting), source
+/// otherwise.
+pub(crate) fn sink_if_set(table: &Value, pointer: &str) -> ConnectionType {
+    match source_if_set(table, pointer) {
+        ConnectionType::Source => ConnectionType::Sink,
+        _ => ConnectionType::Source,
+    }
+}

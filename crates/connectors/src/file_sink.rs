@@ -7,9 +7,30 @@ use serde_json::Value;
 use tributary_types::{Diagnostic, FieldType, Format, SourceField, TimeUnit};
 
 /// The table options of a file sink whose settings live under JSON Pointer `$prefix`,
-/// after the connector's own `$extra` options (partitioning differs per connector). Each
-/// applies when `type` is `'sink'`.
+/// after the connector's own `$extra` options. Each applies when `type` is `'sink'`. With
+/// `partitioned`, the directory partitioning options of filesystem and delta are added
+/// (iceberg partitions with PARTITIONED BY instead).
 macro_rules! file_table_options {
+    ($prefix:literal, partitioned; $($extra:expr),* $(,)?) => {
+        file_table_options!($prefix;
+            $($extra,)*
+            $crate::spec::OptionSpec::at(
+                "partitioning.time_pattern",
+                concat!($prefix, "/partitioning/time_pattern"),
+            )
+            .when("type", &["sink"]),
+            $crate::spec::OptionSpec::at(
+                "partitioning.fields",
+                concat!($prefix, "/partitioning/fields"),
+            )
+            .when("type", &["sink"]),
+            $crate::spec::OptionSpec::at(
+                "shuffle_by_partition.enabled",
+                concat!($prefix, "/partitioning/shuffle_by_partition/enabled"),
+            )
+            .when("type", &["sink"]),
+        )
+    };
     ($prefix:literal; $($extra:expr),* $(,)?) => {
         &[
             $($extra,)*

@@ -12,22 +12,9 @@ use tributary_types::{ConnectionType, Diagnostic, SourceField};
 #[derive(Debug)]
 pub struct Delta;
 
-const SINK: &[&str] = &["sink"];
-
-const TABLE_OPTIONS: &[OptionSpec] = file_table_options!("/table_type";
+const TABLE_OPTIONS: &[OptionSpec] = file_table_options!("/table_type", partitioned;
     OptionSpec::at("type", "/table_type/type"),
     OptionSpec::at("path", "/table_type/path"),
-    OptionSpec::at(
-        "partitioning.time_pattern",
-        "/table_type/partitioning/time_pattern",
-    )
-    .when("type", SINK),
-    OptionSpec::at("partitioning.fields", "/table_type/partitioning/fields").when("type", SINK),
-    OptionSpec::at(
-        "shuffle_by_partition.enabled",
-        "/table_type/partitioning/shuffle_by_partition/enabled",
-    )
-    .when("type", SINK),
 );
 
 const INFO: ConnectorInfo = ConnectorInfo {

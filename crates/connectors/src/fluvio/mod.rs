@@ -1,6 +1,6 @@
 //! The `fluvio` connector: Fluvio topics as sources and sinks.
 
-use crate::connector::{Connector, ConnectorInfo, Roles, str_at};
+use crate::connector::{Connector, ConnectorInfo, Roles, source_if_set, str_at};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::ConnectionType;
@@ -37,11 +37,7 @@ impl Connector for Fluvio {
         &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
-        if table.pointer("/type/offset").is_some() {
-            ConnectionType::Source
-        } else {
-            ConnectionType::Sink
-        }
+        source_if_set(table, "/type/offset")
     }
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
         let topic = str_at(table, "/topic").unwrap_or_default();

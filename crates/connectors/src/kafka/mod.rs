@@ -1,7 +1,9 @@
 //! The `kafka` connector: Kafka topics as sources and sinks, with profiles holding the
 //! brokers, authentication and schema registry. `confluent` reuses its table half.
 
-use crate::connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
+use crate::connector::{
+    Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
+};
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, FieldType};
@@ -143,11 +145,7 @@ impl Connector for Kafka {
 
 /// Source when the `type` object holds source settings, sink otherwise.
 pub(crate) fn connection_type(table: &Value) -> ConnectionType {
-    if table.pointer("/type/commit_mode").is_some() {
-        ConnectionType::Sink
-    } else {
-        ConnectionType::Source
-    }
+    sink_if_set(table, "/type/commit_mode")
 }
 
 pub(crate) fn describe_table(table: &Value, connection_type: ConnectionType) -> String {

@@ -1,7 +1,7 @@
 //! The `kinesis` connector: AWS Kinesis data streams as sources and sinks. Credentials come
 //! from the AWS environment, so there is no profile.
 
-use crate::connector::{Connector, ConnectorInfo, Roles, str_at};
+use crate::connector::{Connector, ConnectorInfo, Roles, source_if_set, str_at};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::ConnectionType;
@@ -48,11 +48,7 @@ impl Connector for Kinesis {
         &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
-        if table.pointer("/type/offset").is_some() {
-            ConnectionType::Source
-        } else {
-            ConnectionType::Sink
-        }
+        source_if_set(table, "/type/offset")
     }
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
         let stream = str_at(table, "/stream_name").unwrap_or_default();

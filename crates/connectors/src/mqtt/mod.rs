@@ -1,7 +1,9 @@
 //! The `mqtt` connector: MQTT topics as sources (subscriptions, with wildcards) and sinks
 //! (publishing), with profiles holding the broker URL, credentials and TLS files.
 
-use crate::connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
+use crate::connector::{
+    Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
+};
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -59,11 +61,7 @@ impl Connector for Mqtt {
         &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
-        if table.pointer("/type/retain").is_some() {
-            ConnectionType::Sink
-        } else {
-            ConnectionType::Source
-        }
+        sink_if_set(table, "/type/retain")
     }
     fn check_profile(&self, cx: &ProfileCheck<'_>) -> Vec<Diagnostic> {
         let mut out = Vec::new();

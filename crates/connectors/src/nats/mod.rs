@@ -1,7 +1,7 @@
 //! The `nats` connector: NATS core subjects and JetStream streams as sources, subjects as
 //! sinks, with profiles holding the servers and authentication.
 
-use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, sink_if_set, str_at};
 use crate::spec::{OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -88,11 +88,7 @@ impl Connector for Nats {
         &INFO
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
-        if table.pointer("/connectorType/sinkType").is_some() {
-            ConnectionType::Sink
-        } else {
-            ConnectionType::Source
-        }
+        sink_if_set(table, "/connectorType/sinkType")
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
         let mut out = Vec::new();
