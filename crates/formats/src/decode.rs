@@ -1,6 +1,6 @@
-//! Messages → Arrow `RecordBatch`es for a table's format: json (plain, Confluent wire
-//! header, unstructured, `unix_millis` timestamps, JSON columns), raw_string and raw_bytes,
-//! with newline framing and the table's `bad_data` policy.
+//! Messages → Arrow `RecordBatch`es for a table's format: json (plain, gzip-compressed,
+//! Confluent wire header, unstructured, `unix_millis` timestamps, JSON columns), raw_string
+//! and raw_bytes, with newline framing and the table's `bad_data` policy.
 //!
 //! Messages are buffered by [`BatchDecoder::push`] and decoded together by
 //! [`BatchDecoder::finish`]: JSON goes through arrow-json's decoder in one pass; only when
@@ -14,7 +14,8 @@ use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tributary_types::{
-    BadData, ConnectionSchema, FieldType, Format, Framing, JsonFormat, SourceField, TimestampFormat,
+    BadData, ConnectionSchema, FieldType, Format, Framing, JsonCompression, JsonFormat,
+    SourceField, TimestampFormat,
 };
 
 /// Why decoding stopped (`bad_data = 'fail'`) or could not start.
@@ -49,6 +50,8 @@ pub struct BatchDecoder {
     kind: Kind,
     bad_data: BadData,
     max_line: Option<u64>,
+    /// Messages are gzip-compressed (JSON files with `json.compression = 'gzip'`).
+    gzip: bool,
     records: usize,
     dropped: Dropped,
 }
@@ -106,11 +109,13 @@ impl BatchDecoder {
             }
             None => return Err(DecodeError::Unsupported("the table has no format".into())),
         };
+        let gzip = matches!(&schema.format, Some(Format::Json(j)) if j.compression == JsonCompression::Gzip);
         Ok(Self {
             output,
             kind,
             bad_data: schema.bad_data.unwrap_or(BadData::Fail),
             max_line,
+            gzip,
             records: 0,
             dropped: Dropped::default(),
         })
@@ -123,6 +128,22 @@ impl BatchDecoder {
 
     /// Add one message (several records with newline framing).
     pub fn push(&mut self, message: &[u8]) -> Result<(), DecodeError> {
+        if self.gzip {
+            let mut plain = Vec::with_capacity(message.len() * 4);
+            let inflated = std::io::Read::read_to_end(
+                &mut flate2::read::MultiGzDecoder::new(message),
+                &mut plain,
+            );
+            if let Err(e) = inflated {
+                self.records += 1;
+                return self.bad(format!("it is not valid gzip data: {e}"));
+            }
+            return self.push_plain(&plain);
+        }
+        self.push_plain(message)
+    }
+
+    fn push_plain(&mut self, message: &[u8]) -> Result<(), DecodeError> {
         match self.max_line {
             None => self.push_record(message),
             Some(max) => {

@@ -233,3 +233,28 @@ fn batches_larger_than_the_decoder_window_and_reuse() {
     d.push(br#"{"id": 9}"#).unwrap();
     assert_eq!(d.finish().unwrap().unwrap().num_rows(), 1);
 }
+
+#[test]
+fn gzip_json_files_with_newline_framing() {
+    use std::io::Write;
+    let format = JsonFormat {
+        compression: tributary_types::JsonCompression::Gzip,
+        ..Default::default()
+    };
+    let mut s = schema(Format::Json(format), json_fields());
+    s.framing = Some(Framing::Newline {
+        max_line_length: None,
+    });
+    s.bad_data = Some(BadData::Drop);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"{\"id\": 1}\n{\"id\": 2}\n").unwrap();
+    let file = gz.finish().unwrap();
+    let mut d = BatchDecoder::new(&s).unwrap();
+    d.push(&file).unwrap();
+    d.push(b"not gzip at all").unwrap();
+    let b = d.finish().unwrap().unwrap();
+    assert_eq!(b.column(0).as_primitive::<Int64Type>().values(), &[1, 2]);
+    assert_eq!(d.dropped().count, 1);
+    let first = d.dropped().first.as_ref().unwrap().to_string();
+    assert!(first.contains("not valid gzip data"), "{first}");
+}
