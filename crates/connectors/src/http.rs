@@ -25,9 +25,18 @@ pub(crate) fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String>
     Ok(out)
 }
 
+/// The checks every HTTP-family table shares: its `endpoint` is a URL with one of
+/// `schemes`, and its `headers` parse.
+pub(crate) fn check_http_table(cx: &TableCheck<'_>, schemes: &[&str]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    check_endpoint(cx, "endpoint", "/endpoint", schemes, &mut out);
+    check_headers(cx, &mut out);
+    out
+}
+
 /// Report a `headers` option that does not parse. The message never repeats a value, since
 /// headers often carry tokens.
-pub(crate) fn check_headers(cx: &TableCheck<'_>, out: &mut Vec<Diagnostic>) {
+fn check_headers(cx: &TableCheck<'_>, out: &mut Vec<Diagnostic>) {
     if let Some(text) = str_at(cx.config, "/headers")
         && let Err(e) = parse_headers(text)
     {
@@ -41,7 +50,7 @@ pub(crate) fn check_headers(cx: &TableCheck<'_>, out: &mut Vec<Diagnostic>) {
 
 /// Report an endpoint that is not a URL with one of `schemes` and a host. Values that
 /// reference environment variables are checked when the connection is made.
-pub(crate) fn check_endpoint(
+fn check_endpoint(
     cx: &TableCheck<'_>,
     key: &str,
     pointer: &str,

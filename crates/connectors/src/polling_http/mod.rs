@@ -2,7 +2,7 @@
 //! body a message (a source).
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
-use crate::http::{check_endpoint, check_headers};
+use crate::http::check_http_table;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -39,9 +39,7 @@ impl Connector for PollingHttp {
         ConnectionType::Source
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
-        let mut out = Vec::new();
-        check_endpoint(cx, "endpoint", "/endpoint", &["http", "https"], &mut out);
-        check_headers(cx, &mut out);
+        let mut out = check_http_table(cx, &["http", "https"]);
         if cx.config.get("body").is_some() && str_at(cx.config, "/method").unwrap_or("GET") == "GET"
         {
             out.push(

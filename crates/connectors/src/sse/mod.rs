@@ -1,7 +1,7 @@
 //! The `sse` connector: a Server-Sent Events stream as a source.
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
-use crate::http::{check_endpoint, check_headers};
+use crate::http::check_http_table;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -35,10 +35,7 @@ impl Connector for Sse {
         ConnectionType::Source
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
-        let mut out = Vec::new();
-        check_endpoint(cx, "endpoint", "/endpoint", &["http", "https"], &mut out);
-        check_headers(cx, &mut out);
-        out
+        check_http_table(cx, &["http", "https"])
     }
     fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
         format!(

@@ -1,7 +1,7 @@
 //! The `webhook` connector: rows POSTed as JSON to an HTTP endpoint (a sink).
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck};
-use crate::http::{check_endpoint, check_headers};
+use crate::http::check_http_table;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, Format};
@@ -34,9 +34,7 @@ impl Connector for Webhook {
         ConnectionType::Sink
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
-        let mut out = Vec::new();
-        check_endpoint(cx, "endpoint", "/endpoint", &["https", "http"], &mut out);
-        check_headers(cx, &mut out);
+        let mut out = check_http_table(cx, &["https", "http"]);
         match &cx.schema.format {
             Some(Format::Json(_)) | Some(Format::RawString { .. }) | None => {}
             Some(other) => out.push(

@@ -2,7 +2,7 @@
 //! subscription messages sent after connecting.
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
-use crate::http::{check_endpoint, check_headers};
+use crate::http::check_http_table;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -41,9 +41,7 @@ impl Connector for Websocket {
         ConnectionType::Source
     }
     fn check_table(&self, cx: &TableCheck<'_>) -> Vec<Diagnostic> {
-        let mut out = Vec::new();
-        check_endpoint(cx, "endpoint", "/endpoint", &["ws", "wss"], &mut out);
-        check_headers(cx, &mut out);
+        let mut out = check_http_table(cx, &["ws", "wss"]);
         if cx.config.get("subscription_message").is_some() {
             if cx.config.get("subscription_messages").is_some() {
                 out.push(
