@@ -1,12 +1,14 @@
 //! Messages → Arrow `RecordBatch`es for a table's format: json (plain, gzip-compressed,
-//! Confluent wire header, unstructured, `unix_millis` timestamps, JSON columns), raw_string
-//! and raw_bytes, with newline framing and the table's `bad_data` policy.
+//! Confluent wire header, unstructured, `unix_millis` timestamps, JSON columns), avro (see
+//! `avro_decode`), raw_string and raw_bytes, with newline framing and the table's
+//! `bad_data` policy.
 //!
 //! Messages are buffered by [`BatchDecoder::push`] and decoded together by
 //! [`BatchDecoder::finish`]: JSON goes through arrow-json's decoder in one pass; only when
 //! that pass fails are the records decoded one by one to find the bad ones, so the common
 //! case pays nothing for `bad_data = 'drop'`.
 
+use crate::avro_decode::{AvroRows, AvroSchemaLookup};
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -62,6 +64,7 @@ enum Kind {
     Unstructured(StringBuilder),
     RawString(StringBuilder),
     RawBytes(BinaryBuilder),
+    Avro(AvroRows),
 }
 
 /// JSON: what arrow-json decodes, what is taken as raw JSON text, and what is cast after.
@@ -102,6 +105,9 @@ impl BatchDecoder {
             Some(Format::Json(j)) => Kind::Json(JsonPlan::new(j, &physical)?),
             Some(Format::RawString {}) => Kind::RawString(StringBuilder::new()),
             Some(Format::RawBytes {}) => Kind::RawBytes(BinaryBuilder::new()),
+            Some(Format::Avro(a)) => {
+                Kind::Avro(AvroRows::new(a, output.clone()).map_err(DecodeError::Unsupported)?)
+            }
             Some(other) => {
                 return Err(DecodeError::Unsupported(format!(
                     "decoding the '{other}' format is not supported yet"
@@ -189,6 +195,7 @@ impl BatchDecoder {
                 b.append_value(record);
                 None
             }
+            Kind::Avro(rows) => rows.push(record).err(),
         };
         match problem {
             Some(reason) => self.bad(reason),
@@ -227,6 +234,13 @@ impl BatchDecoder {
                 }
                 vec![Arc::new(b.finish())]
             }
+            Kind::Avro(rows) => {
+                self.records = 0;
+                if rows.is_empty() {
+                    return Ok(None);
+                }
+                return rows.finish().map(Some).map_err(DecodeError::Unsupported);
+            }
             Kind::Json(plan) => {
                 let bad_data = self.bad_data;
                 let mut bad = Vec::new();
@@ -243,6 +257,15 @@ impl BatchDecoder {
         RecordBatch::try_new(self.output.clone(), columns)
             .map(Some)
             .map_err(|e| DecodeError::Unsupported(e.to_string()))
+    }
+
+    /// Look writer schemas of registry-framed Avro messages up here (the schema registry)
+    /// rather than reading only the table's own schema.
+    pub fn with_avro_schema_lookup(mut self, lookup: Arc<dyn AvroSchemaLookup>) -> Self {
+        if let Kind::Avro(rows) = &mut self.kind {
+            rows.set_lookup(lookup);
+        }
+        self
     }
 
     /// What `bad_data = 'drop'` dropped so far.

@@ -1,14 +1,15 @@
 //! Arrow `RecordBatch`es → one message per row, for sinks: json (RFC 3339 or `unix_millis`
-//! timestamps, JSON columns embedded as JSON, optional Confluent wire header), raw_string
-//! and raw_bytes.
+//! timestamps, JSON columns embedded as JSON, optional Confluent wire header), avro (see
+//! `avro_encode`), raw_string and raw_bytes.
 
+use crate::avro_encode::{AvroWriter, container_file};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, StructArray};
 use arrow_json::writer::{Encoder, EncoderFactory, EncoderOptions, NullableEncoder, make_encoder};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, TimeUnit};
 use serde_json::value::RawValue;
 use std::sync::Arc;
-use tributary_types::{Format, JsonFormat, TimestampFormat};
+use tributary_types::{AvroFormat, Format, JsonFormat, TimestampFormat};
 
 /// Why a batch could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +35,20 @@ enum Kind {
     },
     RawString,
     RawBytes,
+    Avro {
+        writer: AvroWriter,
+        framing: AvroFraming,
+    },
+}
+
+#[derive(Debug)]
+enum AvroFraming {
+    /// The Confluent header, then the datum.
+    Registry([u8; 5]),
+    /// The datum alone.
+    Datum,
+    /// A one-record object container file, carrying its schema.
+    Container(String),
 }
 
 impl RowEncoder {
@@ -44,6 +59,7 @@ impl RowEncoder {
             Format::Json(j) => json_kind(j, schema_id)?,
             Format::RawString {} => Kind::RawString,
             Format::RawBytes {} => Kind::RawBytes,
+            Format::Avro(a) => avro_kind(a, schema_id)?,
             other => {
                 return Err(EncodeError::Unsupported(format!(
                     "encoding the '{other}' format is not supported yet"
@@ -67,6 +83,19 @@ impl RowEncoder {
                 .iter()
                 .map(|v| v.unwrap_or_default().to_vec())
                 .collect()),
+            Kind::Avro { writer, framing } => {
+                let datums = writer.datums(batch).map_err(EncodeError::Unsupported)?;
+                Ok(match framing {
+                    AvroFraming::Datum => datums,
+                    AvroFraming::Registry(h) => datums
+                        .into_iter()
+                        .map(|d| [h.as_slice(), &d].concat())
+                        .collect(),
+                    AvroFraming::Container(schema) => {
+                        datums.iter().map(|d| container_file(schema, d)).collect()
+                    }
+                })
+            }
             Kind::Json {
                 options,
                 unix_millis,
@@ -99,23 +128,51 @@ impl RowEncoder {
     }
 }
 
+fn avro_kind(a: &AvroFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError> {
+    if a.into_unstructured_json {
+        return Err(EncodeError::Unsupported(
+            "unstructured Avro is read-only; sinks write records with the table's columns".into(),
+        ));
+    }
+    let Some(schema) = &a.reader_schema else {
+        return Err(EncodeError::Unsupported(
+            "the table has no Avro schema to write with".into(),
+        ));
+    };
+    let writer = AvroWriter::new(schema).map_err(EncodeError::Unsupported)?;
+    let framing = if a.confluent_schema_registry {
+        AvroFraming::Registry(confluent_header(schema_id.or(a.schema_id))?)
+    } else if a.raw_datums {
+        AvroFraming::Datum
+    } else {
+        AvroFraming::Container(schema.clone())
+    };
+    Ok(Kind::Avro { writer, framing })
+}
+
+/// The Confluent wire-format header for a registered schema id.
+fn confluent_header(id: Option<u32>) -> Result<[u8; 5], EncodeError> {
+    match id {
+        Some(id) => {
+            let b = id.to_be_bytes();
+            Ok([0, b[0], b[1], b[2], b[3]])
+        }
+        None => Err(EncodeError::Unsupported(
+            "the Confluent wire format needs a schema id; none was registered".into(),
+        )),
+    }
+}
+
 fn json_kind(j: &JsonFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError> {
     if j.unstructured {
         return Err(EncodeError::Unsupported(
             "unstructured JSON sinks write the 'value' column; use raw_string for that".into(),
         ));
     }
-    let header = match (j.confluent_schema_registry, schema_id.or(j.schema_id)) {
-        (false, _) => None,
-        (true, Some(id)) => {
-            let b = id.to_be_bytes();
-            Some([0, b[0], b[1], b[2], b[3]])
-        }
-        (true, None) => {
-            return Err(EncodeError::Unsupported(
-                "the Confluent wire format needs a schema id; none was registered".into(),
-            ));
-        }
+    let header = if j.confluent_schema_registry {
+        Some(confluent_header(schema_id.or(j.schema_id))?)
+    } else {
+        None
     };
     let options = EncoderOptions::default()
         .with_timestamp_format("%Y-%m-%dT%H:%M:%S%.fZ".into())

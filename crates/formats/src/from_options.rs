@@ -3,7 +3,7 @@
 use crate::registry::{FORMATS, format_spec};
 use tributary_types::options::{not_allowed, quoted_list, to_bool, to_u64};
 use tributary_types::{
-    BadData, DecimalEncoding, Diagnostic, Format, Framing, JsonCompression, JsonFormat,
+    AvroFormat, BadData, DecimalEncoding, Diagnostic, Format, Framing, JsonCompression, JsonFormat,
     ParquetCompression, ParquetFormat, Span, TimestampFormat, WithOptions, closest,
     parse_data_size,
 };
@@ -21,8 +21,37 @@ pub struct FormatOptions {
     pub framing: Option<Framing>,
     /// Where `json.compression` was written, when it asks for compression.
     pub compression_span: Option<Span>,
-    /// `json.schema`: the JSON Schema text the columns come from, and where it is.
-    pub json_schema: Option<(String, Span)>,
+    /// The schema document the columns come from (`json.schema`, `avro.schema`,
+    /// `protobuf.descriptor_file`), when one was given.
+    pub schema: Option<SchemaSource>,
+}
+
+/// A schema document given in a WITH clause, read and ready to expand.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchemaSource {
+    /// JSON Schema text.
+    Json {
+        /// The text.
+        text: String,
+        /// Where the option's value is.
+        span: Span,
+    },
+    /// Avro schema text (inline, or read from `avro.schema_file`).
+    Avro {
+        /// The text.
+        text: String,
+        /// Where the option's value is.
+        span: Span,
+    },
+    /// A compiled Protobuf descriptor set and the message the table holds.
+    Protobuf {
+        /// The `FileDescriptorSet` bytes.
+        descriptor: Vec<u8>,
+        /// The fully-qualified message name.
+        message: String,
+        /// Where `protobuf.message` (or the descriptor option) is.
+        span: Span,
+    },
 }
 
 /// Pull `format`, its family of options, `bad_data` and `framing` from `opts`. Every
@@ -119,6 +148,7 @@ fn parse_format(
             diags,
             out,
         ))),
+        "avro" => Some(Format::Avro(avro_format(opts, diags, out))),
         "parquet" => Some(Format::Parquet(parquet_format(opts, diags))),
         "raw_string" => Some(Format::RawString {}),
         "raw_bytes" => Some(Format::RawBytes {}),
@@ -209,9 +239,74 @@ fn json_format(
                     "Unstructured JSON has one column, value JSON; remove one of the two options.",
                 ),
         ),
-        Ok(Some(text)) => out.json_schema = Some(text),
+        Ok(Some((text, span))) => out.schema = Some(SchemaSource::Json { text, span }),
     }
     f
+}
+
+fn avro_format(
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+    out: &mut FormatOptions,
+) -> AvroFormat {
+    let mut flag = |key: &str| -> Option<(bool, Span)> {
+        let o = opts.take(key)?;
+        match to_bool(&o) {
+            Ok(b) => Some((b, o.key_span)),
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        }
+    };
+    let registry = flag("avro.confluent_schema_registry");
+    let raw = flag("avro.raw_datums");
+    let unstructured = flag("avro.into_unstructured_json");
+    if let (Some((true, _)), Some((true, span))) = (registry, raw) {
+        diags.push(
+            Diagnostic::error(
+                "at most one of 'avro.confluent_schema_registry' and 'avro.raw_datums' may be set",
+            )
+            .with_span(span)
+            .with_help(
+                "Registry-framed messages are already single datums; keep the registry option.",
+            ),
+        );
+    }
+    let format = AvroFormat {
+        confluent_schema_registry: registry.is_some_and(|(b, _)| b),
+        raw_datums: raw.is_some_and(|(b, _)| b),
+        into_unstructured_json: unstructured.is_some_and(|(b, _)| b),
+        reader_schema: None,
+        schema_id: None,
+    };
+    let inline = take_or_report(opts.take_string("avro.schema"), diags);
+    let file = take_or_report(opts.take_string("avro.schema_file"), diags);
+    match (inline, file) {
+        (Some(_), Some((_, span))) => diags.push(
+            Diagnostic::error("at most one of 'avro.schema' and 'avro.schema_file' may be set")
+                .with_span(span)
+                .with_help("Give the schema inline or as a file, not both."),
+        ),
+        (Some((text, span)), None) => out.schema = Some(SchemaSource::Avro { text, span }),
+        (None, Some((path, span))) => match std::fs::read_to_string(&path) {
+            Ok(text) => out.schema = Some(SchemaSource::Avro { text, span }),
+            Err(e) => diags.push(
+                Diagnostic::error(format!("cannot read Avro schema file '{path}': {e}"))
+                    .with_span(span)
+                    .with_help("Give a readable .avsc file (relative paths are resolved from the working directory), or the schema inline with 'avro.schema'."),
+            ),
+        },
+        (None, None) => {}
+    }
+    format
+}
+
+fn take_or_report<T>(r: Result<Option<T>, Diagnostic>, diags: &mut Vec<Diagnostic>) -> Option<T> {
+    r.unwrap_or_else(|d| {
+        diags.push(d);
+        None
+    })
 }
 
 fn parquet_format(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> ParquetFormat {

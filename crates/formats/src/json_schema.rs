@@ -4,17 +4,9 @@
 //! strings, and what has no single Arrow type (unions, free-form maps) becomes a JSON
 //! column, with a note saying why.
 
+use crate::expanded::{ExpandedSchema, json_error_message};
 use serde_json::{Map, Value};
 use tributary_types::{FieldType, SourceField, TimeUnit};
-
-/// What a schema expanded into.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JsonSchemaFields {
-    /// The top-level columns.
-    pub fields: Vec<SourceField>,
-    /// Why some columns became JSON columns, one sentence each (`column 'x' is a union`).
-    pub notes: Vec<String>,
-}
 
 /// Why a schema could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,19 +58,11 @@ pub enum JsonSchemaError {
 }
 
 /// Expand schema text into columns.
-pub fn fields_from_json_schema(text: &str) -> Result<JsonSchemaFields, JsonSchemaError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        let message = e.to_string();
-        // serde_json appends " at line L column C"; the position is reported separately.
-        let message = message
-            .rsplit_once(" at line ")
-            .map(|(m, _)| m.to_string())
-            .unwrap_or(message);
-        JsonSchemaError::NotJson {
-            message,
-            line: e.line(),
-            column: e.column(),
-        }
+pub fn fields_from_json_schema(text: &str) -> Result<ExpandedSchema, JsonSchemaError> {
+    let root: Value = serde_json::from_str(text).map_err(|e| JsonSchemaError::NotJson {
+        message: json_error_message(&e),
+        line: e.line(),
+        column: e.column(),
     })?;
     let mut cx = Expander {
         root: &root,
@@ -93,7 +77,7 @@ pub fn fields_from_json_schema(text: &str) -> Result<JsonSchemaFields, JsonSchem
     };
     let required = required_names(&node);
     let fields = cx.properties(props, &required, "")?;
-    Ok(JsonSchemaFields {
+    Ok(ExpandedSchema {
         fields,
         notes: cx.notes,
     })

@@ -6,18 +6,29 @@
 //! this crate later; the option registry here is already their single source of truth for
 //! `DESCRIBE CONNECTOR` and did-you-mean suggestions.
 
+mod avro_decode;
+mod avro_encode;
+mod avro_plan;
+mod avro_schema;
+mod avro_wire;
+mod columns;
 mod decode;
 mod encode;
+mod expanded;
 mod from_options;
 mod infer;
 mod json_schema;
 mod registry;
 
+pub use avro_decode::AvroSchemaLookup;
+pub use avro_encode::avro_schema_for_fields;
+pub use avro_schema::{AvroSchemaError, fields_from_avro_schema, parse_avro_schema};
 pub use decode::{BatchDecoder, DecodeError, Dropped};
 pub use encode::{EncodeError, RowEncoder};
-pub use from_options::{FormatOptions, format_from_options};
+pub use expanded::ExpandedSchema;
+pub use from_options::{FormatOptions, SchemaSource, format_from_options};
 pub use infer::{InferError, infer_fields};
-pub use json_schema::{JsonSchemaError, JsonSchemaFields, fields_from_json_schema};
+pub use json_schema::{JsonSchemaError, fields_from_json_schema};
 pub use registry::{
     FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, all_format_keys, format_spec,
 };

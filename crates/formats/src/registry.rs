@@ -112,7 +112,7 @@ const AVRO_OPTIONS: &[FormatOption] = &[
         value_type: "boolean",
         allowed: &[],
         default: Some("false"),
-        description: "Messages are bare Avro datums without a container header.",
+        description: "Messages are bare Avro datums written with the table's schema, without a container header.",
     },
     FormatOption {
         key: "avro.into_unstructured_json",
@@ -126,14 +126,14 @@ const AVRO_OPTIONS: &[FormatOption] = &[
         value_type: "string",
         allowed: &[],
         default: None,
-        description: "An inline Avro schema.",
+        description: "An inline Avro schema; the columns come from it (or, when declared too, must be a compatible subset).",
     },
     FormatOption {
         key: "avro.schema_file",
         value_type: "string",
         allowed: &[],
         default: None,
-        description: "A path to an Avro schema file.",
+        description: "A path to an Avro schema file (.avsc), read when the table is created.",
     },
 ];
 
@@ -206,7 +206,7 @@ pub const FORMATS: &[FormatSpec] = &[
         name: "avro",
         description: "Avro records, optionally through a Confluent Schema Registry.",
         options: AVRO_OPTIONS,
-        unsupported: Some(NOT_YET),
+        unsupported: None,
     },
     FormatSpec {
         name: "protobuf",

@@ -10,7 +10,7 @@ pub fn field_type(column: &str, dt: &DataType, span: Span) -> Result<FieldType, 
     let unusable = |instead: &str| {
         Diagnostic::error(format!("column '{column}' has type '{dt}', which cannot be used in a connection table"))
             .with_span(span)
-            .with_note("connection tables hold INT, BIGINT, their UNSIGNED forms, FLOAT, DOUBLE, DECIMAL, BOOLEAN, TEXT, BYTEA, TIMESTAMP, JSON, STRUCT<..> and arrays")
+            .with_note("connection tables hold INT, BIGINT, their UNSIGNED forms, FLOAT, DOUBLE, DECIMAL, BOOLEAN, TEXT, BYTEA, TIMESTAMP, DATE, TIME, JSON, STRUCT<..>, arrays and MAP(K, V)")
             .with_help(format!("Use {instead} instead."))
     };
     Ok(match dt {
@@ -108,18 +108,49 @@ pub fn field_type(column: &str, dt: &DataType, span: Span) -> Result<FieldType, 
         | D::UInt16 => {
             return Err(unusable("INT UNSIGNED"));
         }
-        D::Date | D::Date32 | D::Time(_, _) => return Err(unusable("TIMESTAMP")),
+        D::Date | D::Date32 => FieldType::Date,
+        D::Time(p, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
+            let unit = match p {
+                None => TimeUnit::Microsecond,
+                Some(p) => TimeUnit::from_precision(*p).ok_or_else(|| {
+                    Diagnostic::error(format!("column '{column}' has time precision {p}, but only 0, 3, 6 and 9 are supported"))
+                        .with_span(span)
+                        .with_help("Use TIME(3) for milliseconds, TIME(6) for microseconds or TIME(9) for nanoseconds.")
+                })?,
+            };
+            FieldType::Time { unit }
+        }
+        D::Time(_, _) => return Err(unusable("TIME (without time zone)")),
         D::Interval { .. } => {
             return Err(unusable(
                 "BIGINT (a duration in milliseconds or microseconds)",
             ));
         }
-        D::Map(_, _) => return Err(unusable("JSON")),
+        D::Map(key, value) => {
+            let key_type = field_type(&format!("{column}.key"), key, span)?;
+            if matches!(
+                key_type,
+                FieldType::Json
+                    | FieldType::Struct { .. }
+                    | FieldType::List { .. }
+                    | FieldType::Map { .. }
+            ) {
+                return Err(Diagnostic::error(format!(
+                    "column '{column}' has map key type {key_type}, but map keys must be scalars"
+                ))
+                .with_span(span)
+                .with_help("Use a scalar key such as MAP(TEXT, INT)."));
+            }
+            FieldType::map(
+                key_type,
+                field_type(&format!("{column}.value"), value, span)?,
+            )
+        }
         D::Uuid => return Err(unusable("TEXT")),
         other => {
             return Err(Diagnostic::error(format!("unsupported SQL type '{other}' for column '{column}'"))
                 .with_span(span)
-                .with_help("Use one of INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), BOOLEAN, TEXT, BYTEA, TIMESTAMP, JSON, STRUCT<..> or T[]."));
+                .with_help("Use one of INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), BOOLEAN, TEXT, BYTEA, TIMESTAMP, DATE, TIME, JSON, STRUCT<..>, T[] or MAP(K, V)."));
         }
     })
 }

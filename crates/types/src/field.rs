@@ -11,6 +11,12 @@ use std::sync::Arc;
 const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
 /// The canonical Arrow extension name for JSON text columns.
 const JSON_EXTENSION: &str = "arrow.json";
+/// The name of a map's entries struct, as Arrow's own map builder spells it.
+const MAP_ENTRIES: &str = "entries";
+/// The names of a map's key and value fields.
+pub const MAP_KEY: &str = "keys";
+/// See [`MAP_KEY`].
+pub const MAP_VALUE: &str = "values";
 
 /// Precision of a timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -111,6 +117,14 @@ pub enum FieldType {
         #[serde(default)]
         unit: TimeUnit,
     },
+    /// `DATE`, Date32: days since the epoch.
+    Date,
+    /// `TIME(p)`: a time of day without a date (Time32 for 0 and 3, Time64 for 6 and 9).
+    Time {
+        /// The precision.
+        #[serde(default)]
+        unit: TimeUnit,
+    },
     /// `JSON`: text carrying a JSON document.
     Json,
     /// `STRUCT<..>`.
@@ -122,6 +136,13 @@ pub enum FieldType {
     List {
         /// The item type.
         items: Box<SourceField>,
+    },
+    /// `MAP(K, V)`: an Arrow map of non-null keys to values.
+    Map {
+        /// The key type (always required).
+        key: Box<SourceField>,
+        /// The value type.
+        value: Box<SourceField>,
     },
 }
 
@@ -140,6 +161,8 @@ impl FieldType {
             FieldType::String => "TEXT".into(),
             FieldType::Bytes => "BYTEA".into(),
             FieldType::Timestamp { unit } => format!("TIMESTAMP({})", unit.precision()),
+            FieldType::Date => "DATE".into(),
+            FieldType::Time { unit } => format!("TIME({})", unit.precision()),
             FieldType::Json => "JSON".into(),
             FieldType::Struct { fields } => {
                 let inner: Vec<String> = fields
@@ -152,6 +175,11 @@ impl FieldType {
                 format!("STRUCT<{}>", inner.join(", "))
             }
             FieldType::List { items } => format!("{}[]", items.field_type.sql_name()),
+            FieldType::Map { key, value } => format!(
+                "MAP({}, {})",
+                key.field_type.sql_name(),
+                value.field_type.sql_name()
+            ),
         }
     }
 
@@ -169,10 +197,26 @@ impl FieldType {
             FieldType::String | FieldType::Json => DataType::Utf8,
             FieldType::Bytes => DataType::Binary,
             FieldType::Timestamp { unit } => DataType::Timestamp(unit.to_arrow(), None),
+            FieldType::Date => DataType::Date32,
+            FieldType::Time { unit } => match unit {
+                TimeUnit::Second | TimeUnit::Millisecond => DataType::Time32(unit.to_arrow()),
+                TimeUnit::Microsecond | TimeUnit::Nanosecond => DataType::Time64(unit.to_arrow()),
+            },
             FieldType::Struct { fields } => {
                 DataType::Struct(fields.iter().map(SourceField::to_arrow).collect::<Fields>())
             }
             FieldType::List { items } => DataType::List(Arc::new(items.to_arrow())),
+            FieldType::Map { key, value } => {
+                let entries = Field::new(
+                    MAP_ENTRIES,
+                    DataType::Struct(Fields::from(vec![
+                        key.to_arrow().with_nullable(false),
+                        value.to_arrow(),
+                    ])),
+                    false,
+                );
+                DataType::Map(Arc::new(entries), false)
+            }
         }
     }
 
@@ -208,8 +252,39 @@ impl FieldType {
             DataType::List(item) | DataType::LargeList(item) => FieldType::List {
                 items: Box::new(SourceField::from_arrow(item)?),
             },
+            DataType::Date32 => FieldType::Date,
+            DataType::Time32(unit) | DataType::Time64(unit) => FieldType::Time {
+                unit: TimeUnit::from_arrow(unit),
+            },
+            DataType::Map(entries, _) => {
+                let DataType::Struct(kv) = entries.data_type() else {
+                    return None;
+                };
+                let [key, value] = kv.iter().collect::<Vec<_>>()[..] else {
+                    return None;
+                };
+                FieldType::Map {
+                    key: Box::new(SourceField::from_arrow(key)?),
+                    value: Box::new(SourceField::from_arrow(value)?),
+                }
+            }
             _ => return None,
         })
+    }
+
+    /// A map from `key` to `value` values, with Arrow's standard field names.
+    pub fn map(key: FieldType, value: FieldType) -> FieldType {
+        FieldType::Map {
+            key: Box::new(SourceField::required(MAP_KEY, key)),
+            value: Box::new(SourceField::new(MAP_VALUE, value)),
+        }
+    }
+
+    /// A list of nullable `item`s.
+    pub fn list(item: FieldType) -> FieldType {
+        FieldType::List {
+            items: Box::new(SourceField::new("item", item)),
+        }
     }
 
     /// Whether this is a timestamp (of any precision).

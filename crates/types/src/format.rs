@@ -97,12 +97,53 @@ pub struct ParquetFormat {
     pub row_group_bytes: Option<u64>,
 }
 
+/// The `avro` format's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct AvroFormat {
+    /// Messages carry the Confluent wire-format header (a 0 byte and a 4-byte schema id).
+    pub confluent_schema_registry: bool,
+    /// Messages are bare datums written with the table's schema (no container header).
+    pub raw_datums: bool,
+    /// The whole record goes into one JSON column `value`.
+    pub into_unstructured_json: bool,
+    /// The table's Avro schema, which decoding reads into.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reader_schema: Option<String>,
+    /// The registry id of the table's schema, when it came from the registry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_id: Option<u32>,
+}
+
+/// The `protobuf` format's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct ProtobufFormat {
+    /// The whole message goes into one JSON column `value`.
+    pub into_unstructured_json: bool,
+    /// The fully-qualified message name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_name: Option<String>,
+    /// The compiled `FileDescriptorSet` (with imports), as bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiled_schema: Option<Vec<u8>>,
+    /// Messages carry the Confluent wire-format header (magic byte, schema id and
+    /// message indexes).
+    pub confluent_schema_registry: bool,
+    /// Each message is preceded by its length as a varint.
+    pub length_delimited: bool,
+}
+
 /// A table's wire format.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Format {
     /// JSON documents (also `debezium_json`, which sets `debezium`).
     Json(JsonFormat),
+    /// Avro records.
+    Avro(AvroFormat),
+    /// Protocol Buffers messages.
+    Protobuf(ProtobufFormat),
     /// Parquet files.
     Parquet(ParquetFormat),
     /// Each message is one UTF-8 string in column `value`.
@@ -117,6 +158,8 @@ impl Format {
         match self {
             Format::Json(j) if j.debezium => "debezium_json",
             Format::Json(_) => "json",
+            Format::Avro(_) => "avro",
+            Format::Protobuf(_) => "protobuf",
             Format::Parquet(_) => "parquet",
             Format::RawString {} => "raw_string",
             Format::RawBytes {} => "raw_bytes",

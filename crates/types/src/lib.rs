@@ -18,8 +18,8 @@ pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use duration::{parse_data_size, parse_interval_micros};
 pub use field::{FieldType, SourceField, TimeUnit};
 pub use format::{
-    BadData, DecimalEncoding, Format, Framing, JsonCompression, JsonFormat, ParquetCompression,
-    ParquetFormat, TimestampFormat,
+    AvroFormat, BadData, DecimalEncoding, Format, Framing, JsonCompression, JsonFormat,
+    ParquetCompression, ParquetFormat, ProtobufFormat, TimestampFormat,
 };
 pub use ids::{ProfileId, TableId};
 pub use options::{SqlOption, WithOptions};

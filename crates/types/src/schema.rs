@@ -169,6 +169,10 @@ fn check_nested(ty: &FieldType, path: &str, errors: &mut Vec<SchemaError>) {
     match ty {
         FieldType::Struct { fields } => check_unique(fields, path, errors),
         FieldType::List { items } => check_nested(&items.field_type, &format!("{path}[]"), errors),
+        FieldType::Map { key, value } => {
+            check_nested(&key.field_type, &format!("{path}.key"), errors);
+            check_nested(&value.field_type, &format!("{path}.value"), errors);
+        }
         _ => {}
     }
 }
