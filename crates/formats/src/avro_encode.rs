@@ -276,7 +276,9 @@ impl AvroWriter {
                             }
                             Shape::Null => {}
                             _ => {
-                                return Err(format!("field '{name}' has no column to take it from"));
+                                return Err(format!(
+                                    "field '{name}' has no column to take it from"
+                                ));
                             }
                         },
                     }

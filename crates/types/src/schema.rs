@@ -110,6 +110,11 @@ pub enum SchemaError {
         "json format with 'json.unstructured' requires exactly one column named 'value' of type JSON"
     )]
     UnstructuredJson,
+    /// Avro read whole into JSON needs exactly one JSON column named `value`.
+    #[error(
+        "avro format with 'avro.into_unstructured_json' requires exactly one column named 'value' of type JSON"
+    )]
+    UnstructuredAvro,
 }
 
 impl ConnectionSchema {
@@ -137,6 +142,11 @@ impl ConnectionSchema {
                 }
                 Some(Format::Json(j)) if j.unstructured && !single_value(&FieldType::Json) => {
                     errors.push(SchemaError::UnstructuredJson)
+                }
+                Some(Format::Avro(a))
+                    if a.into_unstructured_json && !single_value(&FieldType::Json) =>
+                {
+                    errors.push(SchemaError::UnstructuredAvro)
                 }
                 _ => {}
             }

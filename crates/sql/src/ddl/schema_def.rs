@@ -1,30 +1,86 @@
-//! Columns from a schema document (`json.schema`): the expansion, and the rule that
-//! declared columns must be a compatible subset of it.
+//! Columns from a schema document (`json.schema`, `avro.schema`/`avro.schema_file`): the
+//! expansion, and the rule that declared columns must be a compatible subset of it.
 
 use super::columns::Columns;
-use tributary_formats::fields_from_json_schema;
-use tributary_types::{Diagnostic, FieldType, SchemaDefinition, SourceField, Span};
+use tributary_formats::{
+    ExpandedSchema, SchemaSource, fields_from_avro_schema, fields_from_json_schema,
+    parse_avro_schema,
+};
+use tributary_types::{Diagnostic, FieldType, Format, SchemaDefinition, SourceField, Span};
 
-/// Expand `json.schema` into the table's columns. Without declared columns, the schema's
-/// columns are the table's (metadata columns kept after them); with declared columns, each
-/// must be in the schema with a compatible type. Returns the definition to store.
-pub(crate) fn apply_json_schema(
-    text: &str,
-    span: Span,
+/// Expand a schema document into the table's columns. Without declared columns, the
+/// schema's columns are the table's (metadata columns kept after them); with declared
+/// columns, each must be in the schema with a compatible type. `whole_value` formats
+/// (unstructured) keep their single `value` column. Returns the definition to store, and
+/// records the schema in the format where decoding needs it.
+pub(crate) fn apply_schema(
+    source: &SchemaSource,
+    format: Option<&mut Format>,
     cols: &mut Columns,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<SchemaDefinition> {
-    let expanded = match fields_from_json_schema(text) {
-        Ok(e) => e,
-        Err(e) => {
-            diags.push(
-                Diagnostic::error(format!("invalid value for option 'json.schema': {e}"))
-                    .with_span(span)
-                    .with_help("Give a JSON Schema object with properties, such as '{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\"}}}'."),
-            );
-            return None;
+    // Unstructured Avro keeps its single JSON column; the schema only says how to read.
+    let whole_value = matches!(&format, Some(Format::Avro(a)) if a.into_unstructured_json);
+    let (expanded, definition, span, kind) = match source {
+        SchemaSource::Json { text, span } => match fields_from_json_schema(text) {
+            Ok(e) => (
+                e,
+                SchemaDefinition::JsonSchema {
+                    schema: text.clone(),
+                },
+                *span,
+                "JSON schema",
+            ),
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error(format!("invalid value for option 'json.schema': {e}"))
+                        .with_span(*span)
+                        .with_help("Give a JSON Schema object with properties, such as '{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\"}}}'."),
+                );
+                return None;
+            }
+        },
+        SchemaSource::Avro { text, span } => {
+            match parse_avro_schema(text).and_then(|s| fields_from_avro_schema(&s)) {
+                Ok(e) => {
+                    if let Some(Format::Avro(a)) = format {
+                        a.reader_schema = Some(text.clone());
+                    }
+                    (
+                        e,
+                        SchemaDefinition::AvroSchema {
+                            schema: text.clone(),
+                        },
+                        *span,
+                        "Avro schema",
+                    )
+                }
+                Err(e) => {
+                    diags.push(
+                        Diagnostic::error(format!("invalid Avro schema: {e}"))
+                            .with_span(*span)
+                            .with_help("Give an Avro record schema, such as '{\"type\": \"record\", \"name\": \"Order\", \"fields\": [{\"name\": \"id\", \"type\": \"long\"}]}'."),
+                    );
+                    return None;
+                }
+            }
         }
+        SchemaSource::Protobuf { .. } => return None,
     };
+    if !whole_value {
+        merge(expanded, span, kind, cols, diags);
+    }
+    Some(definition)
+}
+
+/// The expansion's columns into the table: taken whole, or checked against the declared.
+fn merge(
+    expanded: ExpandedSchema,
+    span: Span,
+    kind: &str,
+    cols: &mut Columns,
+    diags: &mut Vec<Diagnostic>,
+) {
     for note in &expanded.notes {
         diags.push(
             Diagnostic::warning(note.clone())
@@ -48,28 +104,30 @@ pub(crate) fn apply_json_schema(
                 .get(&f.name.to_lowercase())
                 .copied()
                 .unwrap_or(span);
-            if let Some(d) = check_column(f, &expanded.fields, at) {
+            if let Some(d) = check_column(f, &expanded.fields, kind, at) {
                 diags.push(d);
             }
         }
     }
-    Some(SchemaDefinition::JsonSchema {
-        schema: text.to_string(),
-    })
 }
 
 /// A declared column against the schema's columns.
-fn check_column(f: &SourceField, schema: &[SourceField], at: Span) -> Option<Diagnostic> {
+fn check_column(
+    f: &SourceField,
+    schema: &[SourceField],
+    kind: &str,
+    at: Span,
+) -> Option<Diagnostic> {
     let Some(s) = schema.iter().find(|s| s.name == f.name) else {
         let names: Vec<&str> = schema.iter().map(|s| s.name.as_str()).collect();
-        let mut d = Diagnostic::error(format!("column '{}' is not in the JSON schema", f.name))
+        let mut d = Diagnostic::error(format!("column '{}' is not in the {kind}", f.name))
             .with_span(at)
             .with_note(format!(
-                "the schema's properties are {}",
+                "the {kind} has columns {}",
                 tributary_types::options::quoted_list(&names)
             ));
         d = match tributary_types::closest(&f.name, names.iter().copied()) {
-            Some(c) => d.with_help(format!("Did you mean '{c}'? Column names must match the property names.")),
+            Some(c) => d.with_help(format!("Did you mean '{c}'? Column names must match the schema's field names.")),
             None => d.with_help("Declare only columns the schema has, or leave the column list out to take them all."),
         };
         return Some(d);
@@ -77,7 +135,7 @@ fn check_column(f: &SourceField, schema: &[SourceField], at: Span) -> Option<Dia
     if !compatible(&f.field_type, &s.field_type) {
         return Some(
             Diagnostic::error(format!(
-                "column '{}' is declared {}, but the JSON schema gives {}",
+                "column '{}' is declared {}, but the {kind} gives {}",
                 f.name, f.field_type, s.field_type
             ))
             .with_span(at)
@@ -90,18 +148,18 @@ fn check_column(f: &SourceField, schema: &[SourceField], at: Span) -> Option<Dia
     if f.required && !s.required {
         return Some(
             Diagnostic::error(format!(
-                "column '{}' is NOT NULL, but the JSON schema does not require it",
+                "column '{}' is NOT NULL, but the {kind} allows it to be null",
                 f.name
             ))
             .with_span(at)
-            .with_help("Drop NOT NULL, or list the property under the schema's \"required\"."),
+            .with_help("Drop NOT NULL, or make the field required in the schema."),
         );
     }
     None
 }
 
 /// Whether a declared type reads the values the schema describes: equal types, any
-/// timestamp precision, TEXT for JSON, and structs and lists element by element.
+/// timestamp precision, TEXT for JSON, and structs, lists and maps element by element.
 fn compatible(declared: &FieldType, schema: &FieldType) -> bool {
     match (declared, schema) {
         (FieldType::Timestamp { .. }, FieldType::Timestamp { .. }) => true,
@@ -113,6 +171,9 @@ fn compatible(declared: &FieldType, schema: &FieldType) -> bool {
         }),
         (FieldType::List { items: d }, FieldType::List { items: s }) => {
             compatible(&d.field_type, &s.field_type)
+        }
+        (FieldType::Map { key: dk, value: dv }, FieldType::Map { key: sk, value: sv }) => {
+            compatible(&dk.field_type, &sk.field_type) && compatible(&dv.field_type, &sv.field_type)
         }
         (d, s) => d == s,
     }

@@ -3,7 +3,7 @@
 use super::columns::{Columns, build_columns};
 use super::generic::GENERIC_TABLE_OPTIONS;
 use super::profile::{connector_option, finish, profile_not_found};
-use super::schema_def::apply_json_schema;
+use super::schema_def::apply_schema;
 use super::unknown::report_unknown;
 use crate::parser::ast::CreateTable;
 use datafusion::execution::SessionState;
@@ -130,12 +130,12 @@ pub(crate) fn build_table(
     report_unknown(&opts, "table", c.id(), candidates, &mut diags);
     // 7. Schema.
     let mut cols = build_columns(state, stmt, c, &mut diags);
+    let mut format = formats.format.clone().or_else(|| c.default_format());
     let definition = formats
-        .json_schema
+        .schema
         .as_ref()
-        .and_then(|(text, span)| apply_json_schema(text, *span, &mut cols, &mut diags));
+        .and_then(|source| apply_schema(source, format.as_mut(), &mut cols, &mut diags));
     c.adjust_fields(&mut cols.fields);
-    let format = formats.format.clone().or_else(|| c.default_format());
     if format.is_none() && c.requires_format() {
         diags.push(
             Diagnostic::error(format!(
@@ -196,6 +196,14 @@ pub(crate) fn build_table(
         );
     }
     debezium_rules(&format, connection_type, &cols, stmt, &mut diags);
+    avro_rules(
+        name,
+        format.as_mut(),
+        connection_type,
+        &cols,
+        stmt,
+        &mut diags,
+    );
     let partitioned_by = partition_terms(stmt);
     if !partitioned_by.is_empty() {
         match c.partition_by(&partitioned_by, &mut mapped.config) {
@@ -616,12 +624,67 @@ fn no_columns(
         Some(Format::Json(j)) if j.unstructured => {
             cols.fields.push(SourceField::new("value", FieldType::Json))
         }
+        Some(Format::Avro(a)) if a.into_unstructured_json => {
+            cols.fields.push(SourceField::new("value", FieldType::Json))
+        }
         _ => diags.push(
             Diagnostic::error(format!("{t} table '{name}' declares no columns"))
                 .with_span(stmt.name.span)
                 .with_help("Declare its columns: CREATE TABLE name (col TYPE, ...) WITH (...)."),
         ),
     }
+}
+
+/// Avro tables need a schema: sources read with it, and sinks without one write with the
+/// schema their columns imply.
+fn avro_rules(
+    name: &str,
+    format: Option<&mut Format>,
+    t: ConnectionType,
+    cols: &Columns,
+    stmt: &CreateTable,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(Format::Avro(a)) = format else {
+        return;
+    };
+    if a.reader_schema.is_some() {
+        return;
+    }
+    if t == ConnectionType::Sink {
+        let physical: Vec<SourceField> = cols
+            .fields
+            .iter()
+            .filter(|f| f.metadata_key.is_none())
+            .cloned()
+            .collect();
+        match tributary_formats::avro_schema_for_fields(name, &physical) {
+            Ok(text) => a.reader_schema = Some(text),
+            Err(e) => diags.push(
+                Diagnostic::error(format!(
+                    "sink table '{name}' cannot be written as Avro: {e}"
+                ))
+                .with_span(stmt.name.span)
+                .with_help(
+                    "Change the column's type, or give the writer schema with 'avro.schema'.",
+                ),
+            ),
+        }
+        return;
+    }
+    let help = if a.confluent_schema_registry {
+        "Give the schema with 'avro.schema' or 'avro.schema_file'; reading it from the schema registry is not supported yet."
+    } else {
+        "Give the schema with 'avro.schema' or 'avro.schema_file'."
+    };
+    diags.push(
+        Diagnostic::error(format!("avro {t} table '{name}' needs an Avro schema"))
+            .with_span(stmt.name.span)
+            .with_note(
+                "Avro messages carry no field names; the reader schema says how to read them",
+            )
+            .with_help(help),
+    );
 }
 
 fn debezium_rules(
@@ -725,7 +788,8 @@ fn schema_help(e: &tributary_types::SchemaError) -> String {
         tributary_types::SchemaError::RawBytes => {
             "Declare exactly one column: value BYTEA (metadata columns may be added).".into()
         }
-        tributary_types::SchemaError::UnstructuredJson => {
+        tributary_types::SchemaError::UnstructuredJson
+        | tributary_types::SchemaError::UnstructuredAvro => {
             "Declare exactly one column: value JSON (metadata columns may be added).".into()
         }
     }
