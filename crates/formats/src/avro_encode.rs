@@ -209,9 +209,9 @@ impl AvroWriter {
         match (shape, col.data_type()) {
             (Shape::Null, _) => {}
             (Shape::Bool, DataType::Boolean) => out.push(u8::from(col.as_boolean().value(row))),
-            (Shape::Int(m) | Shape::Long(m), _) => long(integer(col, row, m)?, out),
-            (Shape::Float, _) => out.extend_from_slice(&(float(col, row)? as f32).to_le_bytes()),
-            (Shape::Double, _) => out.extend_from_slice(&float(col, row)?.to_le_bytes()),
+            (Shape::Int(m) | Shape::Long(m), _) => long(integer_at(col, row, m)?, out),
+            (Shape::Float, _) => out.extend_from_slice(&(float_at(col, row)? as f32).to_le_bytes()),
+            (Shape::Double, _) => out.extend_from_slice(&float_at(col, row)?.to_le_bytes()),
             (Shape::Bytes(Meaning::Decimal { scale }), DataType::Decimal128(_, s)) => {
                 let v = rescale(col.as_primitive::<Decimal128Type>().value(row), *s, *scale)?;
                 let bytes = minimal_be(v);
@@ -397,7 +397,7 @@ impl AvroWriter {
 }
 
 /// An integer-like column value, converted to the writer's unit when it is a time.
-fn integer(col: &ArrayRef, row: usize, m: &Meaning) -> Result<i64, String> {
+pub(crate) fn integer_at(col: &ArrayRef, row: usize, m: &Meaning) -> Result<i64, String> {
     use DataType as D;
     let (v, unit): (i64, Option<TimeUnit>) = match col.data_type() {
         D::Int32 => (i64::from(col.as_primitive::<Int32Type>().value(row)), None),
@@ -473,7 +473,8 @@ fn convert(v: i64, from: TimeUnit, to: TimeUnit) -> Result<i64, String> {
     }
 }
 
-fn float(col: &ArrayRef, row: usize) -> Result<f64, String> {
+/// A numeric column value as a double.
+pub(crate) fn float_at(col: &ArrayRef, row: usize) -> Result<f64, String> {
     Ok(match col.data_type() {
         DataType::Float32 => f64::from(col.as_primitive::<Float32Type>().value(row)),
         DataType::Float64 => col.as_primitive::<Float64Type>().value(row),

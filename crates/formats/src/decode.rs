@@ -1,6 +1,6 @@
 //! Messages → Arrow `RecordBatch`es for a table's format: json (plain, gzip-compressed,
 //! Confluent wire header, unstructured, `unix_millis` timestamps, JSON columns), avro (see
-//! `avro_decode`), raw_string and raw_bytes, with newline framing and the table's
+//! `avro_decode`), protobuf (`proto_decode`), raw_string and raw_bytes, with newline framing and the table's
 //! `bad_data` policy.
 //!
 //! Messages are buffered by [`BatchDecoder::push`] and decoded together by
@@ -9,6 +9,7 @@
 //! case pays nothing for `bad_data = 'drop'`.
 
 use crate::avro_decode::{AvroRows, AvroSchemaLookup};
+use crate::proto_decode::ProtoRows;
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -65,6 +66,7 @@ enum Kind {
     RawString(StringBuilder),
     RawBytes(BinaryBuilder),
     Avro(AvroRows),
+    Protobuf(ProtoRows),
 }
 
 /// JSON: what arrow-json decodes, what is taken as raw JSON text, and what is cast after.
@@ -107,6 +109,9 @@ impl BatchDecoder {
             Some(Format::RawBytes {}) => Kind::RawBytes(BinaryBuilder::new()),
             Some(Format::Avro(a)) => {
                 Kind::Avro(AvroRows::new(a, output.clone()).map_err(DecodeError::Unsupported)?)
+            }
+            Some(Format::Protobuf(p)) => {
+                Kind::Protobuf(ProtoRows::new(p, output.clone()).map_err(DecodeError::Unsupported)?)
             }
             Some(other) => {
                 return Err(DecodeError::Unsupported(format!(
@@ -196,6 +201,7 @@ impl BatchDecoder {
                 None
             }
             Kind::Avro(rows) => rows.push(record).err(),
+            Kind::Protobuf(rows) => rows.push(record).err(),
         };
         match problem {
             Some(reason) => self.bad(reason),
@@ -235,6 +241,13 @@ impl BatchDecoder {
                 vec![Arc::new(b.finish())]
             }
             Kind::Avro(rows) => {
+                self.records = 0;
+                if rows.is_empty() {
+                    return Ok(None);
+                }
+                return rows.finish().map(Some).map_err(DecodeError::Unsupported);
+            }
+            Kind::Protobuf(rows) => {
                 self.records = 0;
                 if rows.is_empty() {
                     return Ok(None);

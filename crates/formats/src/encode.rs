@@ -1,15 +1,17 @@
 //! Arrow `RecordBatch`es → one message per row, for sinks: json (RFC 3339 or `unix_millis`
 //! timestamps, JSON columns embedded as JSON, optional Confluent wire header), avro (see
-//! `avro_encode`), raw_string and raw_bytes.
+//! `avro_encode`), protobuf (`proto_encode`), raw_string and raw_bytes.
 
 use crate::avro_encode::{AvroWriter, container_file};
+use crate::proto_encode::ProtoWriter;
+use crate::proto_schema::{find_message, parse_descriptor_set};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, StructArray};
 use arrow_json::writer::{Encoder, EncoderFactory, EncoderOptions, NullableEncoder, make_encoder};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, TimeUnit};
 use serde_json::value::RawValue;
 use std::sync::Arc;
-use tributary_types::{AvroFormat, Format, JsonFormat, TimestampFormat};
+use tributary_types::{AvroFormat, Format, JsonFormat, ProtobufFormat, TimestampFormat};
 
 /// Why a batch could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,6 +41,12 @@ enum Kind {
         writer: AvroWriter,
         framing: AvroFraming,
     },
+    Protobuf {
+        writer: ProtoWriter,
+        /// Bytes written before each message (the Confluent header and indexes).
+        prefix: Vec<u8>,
+        length_delimited: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -60,6 +68,7 @@ impl RowEncoder {
             Format::RawString {} => Kind::RawString,
             Format::RawBytes {} => Kind::RawBytes,
             Format::Avro(a) => avro_kind(a, schema_id)?,
+            Format::Protobuf(p) => protobuf_kind(p, schema_id)?,
             other => {
                 return Err(EncodeError::Unsupported(format!(
                     "encoding the '{other}' format is not supported yet"
@@ -83,6 +92,29 @@ impl RowEncoder {
                 .iter()
                 .map(|v| v.unwrap_or_default().to_vec())
                 .collect()),
+            Kind::Protobuf {
+                writer,
+                prefix,
+                length_delimited,
+            } => {
+                let messages = writer.messages(batch).map_err(EncodeError::Unsupported)?;
+                Ok(messages
+                    .into_iter()
+                    .map(|m| {
+                        let mut out = prefix.clone();
+                        if *length_delimited {
+                            let mut n = m.len() as u64;
+                            while n >= 0x80 {
+                                out.push((n as u8) | 0x80);
+                                n >>= 7;
+                            }
+                            out.push(n as u8);
+                        }
+                        out.extend_from_slice(&m);
+                        out
+                    })
+                    .collect())
+            }
             Kind::Avro { writer, framing } => {
                 let datums = writer.datums(batch).map_err(EncodeError::Unsupported)?;
                 Ok(match framing {
@@ -148,6 +180,39 @@ fn avro_kind(a: &AvroFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError
         AvroFraming::Container(schema.clone())
     };
     Ok(Kind::Avro { writer, framing })
+}
+
+fn protobuf_kind(p: &ProtobufFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError> {
+    let unsupported = |e: String| EncodeError::Unsupported(e);
+    if p.into_unstructured_json {
+        return Err(unsupported(
+            "unstructured Protobuf is read-only; sinks write messages from the table's columns"
+                .into(),
+        ));
+    }
+    let descriptor = p
+        .compiled_schema
+        .as_ref()
+        .ok_or_else(|| unsupported("the table has no compiled Protobuf descriptor set".into()))?;
+    let name = p
+        .message_name
+        .as_deref()
+        .ok_or_else(|| unsupported("the table names no Protobuf message".into()))?;
+    let pool = parse_descriptor_set(descriptor).map_err(|e| unsupported(e.to_string()))?;
+    let message = find_message(&pool, name).map_err(|e| unsupported(e.to_string()))?;
+    let writer = ProtoWriter::new(message);
+    let prefix = if p.confluent_schema_registry {
+        let mut prefix = confluent_header(schema_id)?.to_vec();
+        prefix.extend(writer.confluent_indexes());
+        prefix
+    } else {
+        Vec::new()
+    };
+    Ok(Kind::Protobuf {
+        writer,
+        prefix,
+        length_delimited: p.length_delimited,
+    })
 }
 
 /// The Confluent wire-format header for a registered schema id.

@@ -18,6 +18,9 @@ mod expanded;
 mod from_options;
 mod infer;
 mod json_schema;
+mod proto_decode;
+mod proto_encode;
+mod proto_schema;
 mod registry;
 
 pub use avro_decode::AvroSchemaLookup;
@@ -29,6 +32,7 @@ pub use expanded::ExpandedSchema;
 pub use from_options::{FormatOptions, SchemaSource, format_from_options};
 pub use infer::{InferError, infer_fields};
 pub use json_schema::{JsonSchemaError, fields_from_json_schema};
+pub use proto_schema::{ProtoSchemaError, fields_from_protobuf};
 pub use registry::{
     FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, all_format_keys, format_spec,
 };

@@ -1,0 +1,216 @@
+//! Protobuf message → table columns, from a compiled `FileDescriptorSet` (no `protoc` at
+//! run time). Scalars keep their width and signedness, bytes become BYTEA, enums TEXT (the
+//! value's name), messages STRUCT, repeated fields lists, map fields Arrow maps, and the
+//! well-known types their natural columns: Timestamp → TIMESTAMP(9), Duration → BIGINT
+//! nanoseconds, wrappers → a nullable scalar, Struct/Value/ListValue → JSON.
+//!
+//! Nullability follows presence: a field is nullable when the wire can say "absent"
+//! (message fields, `optional`, oneof members, wrappers); plain proto3 scalars always have
+//! a value (the default when not sent) and are NOT NULL, as are repeated and map fields
+//! (empty when not sent).
+
+use crate::expanded::ExpandedSchema;
+use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
+use tributary_types::{FieldType, SourceField, TimeUnit};
+
+/// Why a descriptor set or message could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtoSchemaError {
+    /// The bytes are not a `FileDescriptorSet`.
+    #[error("the descriptor set is invalid: {0}")]
+    InvalidDescriptor(String),
+    /// The message is not in the set.
+    #[error("message '{name}' is not in the descriptor set; {available}")]
+    MessageNotFound {
+        /// The name asked for.
+        name: String,
+        /// The messages that are there, as a sentence.
+        available: String,
+    },
+    /// A message that contains itself.
+    #[error("message '{name}' at {path} contains itself; recursive messages cannot be columns")]
+    Recursive {
+        /// The message's full name.
+        name: String,
+        /// Where the recursion closes.
+        path: String,
+    },
+}
+
+/// Decode a `FileDescriptorSet`.
+pub fn parse_descriptor_set(bytes: &[u8]) -> Result<DescriptorPool, ProtoSchemaError> {
+    DescriptorPool::decode(bytes).map_err(|e| ProtoSchemaError::InvalidDescriptor(e.to_string()))
+}
+
+/// The message named `name` (fully qualified, `pkg.Msg`; a leading `.` is accepted).
+pub fn find_message(
+    pool: &DescriptorPool,
+    name: &str,
+) -> Result<MessageDescriptor, ProtoSchemaError> {
+    let name = name.strip_prefix('.').unwrap_or(name);
+    pool.get_message_by_name(name).ok_or_else(|| {
+        let mut names: Vec<String> = pool
+            .all_messages()
+            .filter(|m| !m.is_map_entry() && !m.full_name().starts_with("google.protobuf."))
+            .map(|m| m.full_name().to_string())
+            .collect();
+        names.sort();
+        let available = if names.is_empty() {
+            "it defines no messages".to_string()
+        } else {
+            let close = tributary_types::closest(name, names.iter().map(String::as_str));
+            let listed = names
+                .iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            match close {
+                Some(c) => format!("did you mean '{c}'? It defines {listed}"),
+                None => format!("it defines {listed}"),
+            }
+        };
+        ProtoSchemaError::MessageNotFound {
+            name: name.to_string(),
+            available,
+        }
+    })
+}
+
+/// Expand a message into columns.
+pub fn fields_from_protobuf(
+    descriptor_set: &[u8],
+    message: &str,
+) -> Result<ExpandedSchema, ProtoSchemaError> {
+    let pool = parse_descriptor_set(descriptor_set)?;
+    let message = find_message(&pool, message)?;
+    fields_of_message(&message)
+}
+
+/// Expand a message descriptor into columns.
+pub fn fields_of_message(message: &MessageDescriptor) -> Result<ExpandedSchema, ProtoSchemaError> {
+    let mut open = vec![message.full_name().to_string()];
+    let fields = message
+        .fields()
+        .map(|f| field(&f, f.name(), &mut open))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ExpandedSchema {
+        fields,
+        notes: Vec::new(),
+    })
+}
+
+/// What a well-known message type becomes, if it is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WellKnown {
+    /// `google.protobuf.Timestamp`: seconds and nanos → TIMESTAMP(9).
+    Timestamp,
+    /// `google.protobuf.Duration`: seconds and nanos → BIGINT nanoseconds.
+    Duration,
+    /// A wrapper (`Int64Value`, ...): its `value` field, nullable.
+    Wrapper,
+    /// `Struct`, `Value`, `ListValue`: JSON.
+    Json,
+}
+
+pub(crate) fn well_known(m: &MessageDescriptor) -> Option<WellKnown> {
+    Some(match m.full_name() {
+        "google.protobuf.Timestamp" => WellKnown::Timestamp,
+        "google.protobuf.Duration" => WellKnown::Duration,
+        "google.protobuf.DoubleValue"
+        | "google.protobuf.FloatValue"
+        | "google.protobuf.Int64Value"
+        | "google.protobuf.UInt64Value"
+        | "google.protobuf.Int32Value"
+        | "google.protobuf.UInt32Value"
+        | "google.protobuf.BoolValue"
+        | "google.protobuf.StringValue"
+        | "google.protobuf.BytesValue" => WellKnown::Wrapper,
+        "google.protobuf.Struct" | "google.protobuf.Value" | "google.protobuf.ListValue" => {
+            WellKnown::Json
+        }
+        _ => return None,
+    })
+}
+
+fn field(
+    f: &FieldDescriptor,
+    path: &str,
+    open: &mut Vec<String>,
+) -> Result<SourceField, ProtoSchemaError> {
+    if f.is_map() {
+        let Kind::Message(entry) = f.kind() else {
+            return Ok(SourceField::required(f.name(), FieldType::Json));
+        };
+        let key = entry.map_entry_key_field();
+        let value = entry.map_entry_value_field();
+        let key_type = kind_type(&key, &format!("{path}.key"), open)?;
+        let value_type = kind_type(&value, &format!("{path}.value"), open)?;
+        return Ok(SourceField::required(
+            f.name(),
+            FieldType::Map {
+                key: Box::new(SourceField::required("keys", key_type)),
+                value: Box::new(SourceField::required("values", value_type)),
+            },
+        ));
+    }
+    let t = kind_type(f, path, open)?;
+    if f.is_list() {
+        return Ok(SourceField::required(
+            f.name(),
+            FieldType::List {
+                items: Box::new(SourceField::required("item", t)),
+            },
+        ));
+    }
+    let nullable = f.supports_presence() && f.cardinality() != Cardinality::Required;
+    Ok(if nullable {
+        SourceField::new(f.name(), t)
+    } else {
+        SourceField::required(f.name(), t)
+    })
+}
+
+/// The column type of one value of `f` (an element, for repeated fields).
+fn kind_type(
+    f: &FieldDescriptor,
+    path: &str,
+    open: &mut Vec<String>,
+) -> Result<FieldType, ProtoSchemaError> {
+    Ok(match f.kind() {
+        Kind::Double => FieldType::Float64,
+        Kind::Float => FieldType::Float32,
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => FieldType::Int32,
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => FieldType::Int64,
+        Kind::Uint32 | Kind::Fixed32 => FieldType::Uint32,
+        Kind::Uint64 | Kind::Fixed64 => FieldType::Uint64,
+        Kind::Bool => FieldType::Bool,
+        Kind::String | Kind::Enum(_) => FieldType::String,
+        Kind::Bytes => FieldType::Bytes,
+        Kind::Message(m) => match well_known(&m) {
+            Some(WellKnown::Timestamp) => FieldType::Timestamp {
+                unit: TimeUnit::Nanosecond,
+            },
+            Some(WellKnown::Duration) => FieldType::Int64,
+            Some(WellKnown::Json) => FieldType::Json,
+            Some(WellKnown::Wrapper) => match m.get_field(1) {
+                Some(inner) => kind_type(&inner, path, open)?,
+                None => FieldType::Json,
+            },
+            None => {
+                if open.iter().any(|o| o == m.full_name()) {
+                    return Err(ProtoSchemaError::Recursive {
+                        name: m.full_name().to_string(),
+                        path: path.to_string(),
+                    });
+                }
+                open.push(m.full_name().to_string());
+                let fields = m
+                    .fields()
+                    .map(|c| field(&c, &format!("{path}.{}", c.name()), open))
+                    .collect::<Result<Vec<_>, _>>();
+                open.pop();
+                FieldType::Struct { fields: fields? }
+            }
+        },
+    })
+}
