@@ -4,7 +4,7 @@ use crate::registry::{FORMATS, format_spec};
 use tributary_types::options::{not_allowed, quoted_list, to_bool, to_u64};
 use tributary_types::{
     AvroFormat, BadData, DecimalEncoding, Diagnostic, Format, Framing, JsonCompression, JsonFormat,
-    ParquetCompression, ParquetFormat, Span, TimestampFormat, WithOptions, closest,
+    ParquetCompression, ParquetFormat, ProtobufFormat, Span, TimestampFormat, WithOptions, closest,
     parse_data_size,
 };
 
@@ -118,7 +118,7 @@ fn parse_format(
     diags: &mut Vec<Diagnostic>,
     out: &mut FormatOptions,
 ) -> Option<Format> {
-    let Some(spec) = format_spec(name) else {
+    if format_spec(name).is_none() {
         let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
         let mut d = Diagnostic::error(format!("unknown format '{name}'"))
             .with_span(span)
@@ -129,18 +129,6 @@ fn parse_format(
         diags.push(d);
         return None;
     };
-    if let Some(why) = spec.unsupported {
-        // Consume its options so they are not reported a second time as unknown.
-        for o in spec.options {
-            opts.take(o.key);
-        }
-        diags.push(
-            Diagnostic::error(format!("format '{name}' is not supported yet"))
-                .with_span(span)
-                .with_note(why),
-        );
-        return None;
-    }
     match name {
         "json" | "debezium_json" => Some(Format::Json(json_format(
             name == "debezium_json",
@@ -149,6 +137,7 @@ fn parse_format(
             out,
         ))),
         "avro" => Some(Format::Avro(avro_format(opts, diags, out))),
+        "protobuf" => Some(Format::Protobuf(protobuf_format(span, opts, diags, out))),
         "parquet" => Some(Format::Parquet(parquet_format(opts, diags))),
         "raw_string" => Some(Format::RawString {}),
         "raw_bytes" => Some(Format::RawBytes {}),
@@ -300,6 +289,121 @@ fn avro_format(
         (None, None) => {}
     }
     format
+}
+
+fn protobuf_format(
+    format_span: Span,
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+    out: &mut FormatOptions,
+) -> ProtobufFormat {
+    let mut flag = |key: &str| -> Option<(bool, Span)> {
+        let o = opts.take(key)?;
+        match to_bool(&o) {
+            Ok(b) => Some((b, o.key_span)),
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        }
+    };
+    let registry = flag("protobuf.confluent_schema_registry");
+    let delimited = flag("protobuf.length_delimited");
+    let unstructured = flag("protobuf.into_unstructured_json");
+    if let (Some((true, _)), Some((true, span))) = (registry, delimited) {
+        diags.push(
+            Diagnostic::error("at most one of 'protobuf.confluent_schema_registry' and 'protobuf.length_delimited' may be set")
+                .with_span(span)
+                .with_help("Registry-framed messages carry a header, not a length prefix; choose one."),
+        );
+    }
+    let mut format = ProtobufFormat {
+        confluent_schema_registry: registry.is_some_and(|(b, _)| b),
+        length_delimited: delimited.is_some_and(|(b, _)| b),
+        into_unstructured_json: unstructured.is_some_and(|(b, _)| b),
+        ..Default::default()
+    };
+    let message = take_or_report(opts.take_string("protobuf.message"), diags);
+    let descriptor_file = take_or_report(opts.take_string("protobuf.descriptor_file"), diags);
+    let schema_file = take_or_report(opts.take_string("protobuf.schema_file"), diags);
+    let descriptor = match (descriptor_file, schema_file) {
+        (Some(_), Some((_, span))) => {
+            diags.push(
+                Diagnostic::error("at most one of 'protobuf.descriptor_file' and 'protobuf.schema_file' may be set")
+                    .with_span(span)
+                    .with_help("Give either the compiled descriptor set or the .proto file."),
+            );
+            None
+        }
+        (Some((path, span)), None) => match std::fs::read(&path) {
+            Ok(bytes) => Some((bytes, span)),
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error(format!("cannot read Protobuf descriptor file '{path}': {e}"))
+                        .with_span(span)
+                        .with_help("Give a FileDescriptorSet written by protoc --include_imports --descriptor_set_out=FILE (relative paths are resolved from the working directory)."),
+                );
+                None
+            }
+        },
+        (None, Some((path, span))) => match compile_proto(&path) {
+            Ok(bytes) => Some((bytes, span)),
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error(format!("cannot compile Protobuf schema file '{path}': {e}"))
+                        .with_span(span)
+                        .with_help("Fix the .proto file; imports are looked up next to it, and the google/protobuf well-known types are built in."),
+                );
+                None
+            }
+        },
+        (None, None) => {
+            diags.push(
+                Diagnostic::error("format 'protobuf' needs the message's schema")
+                    .with_span(format_span)
+                    .with_help("Add 'protobuf.descriptor_file' = 'FILE.binpb' (a compiled descriptor set) or 'protobuf.schema_file' = 'FILE.proto', and 'protobuf.message' = 'package.Message'."),
+            );
+            None
+        }
+    };
+    match (descriptor, message) {
+        (Some((bytes, _)), Some((name, span))) => {
+            format.compiled_schema = Some(bytes.clone());
+            format.message_name = Some(name.clone());
+            out.schema = Some(SchemaSource::Protobuf {
+                descriptor: bytes,
+                message: name,
+                span,
+            });
+        }
+        (Some((bytes, _)), None) => {
+            format.compiled_schema = Some(bytes);
+            diags.push(
+                Diagnostic::error(
+                    "format 'protobuf' needs 'protobuf.message', the message the table holds",
+                )
+                .with_span(format_span)
+                .with_help("Add 'protobuf.message' = 'package.Message' (fully qualified)."),
+            );
+        }
+        (None, _) => {}
+    }
+    format
+}
+
+/// Compile a `.proto` file (and its imports, looked up in its directory) into a
+/// descriptor set, without protoc.
+fn compile_proto(path: &str) -> Result<Vec<u8>, String> {
+    let path = std::path::Path::new(path);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let file = path.file_name().ok_or("the path names no file")?;
+    let mut compiler = protox::Compiler::new([dir]).map_err(|e| e.to_string())?;
+    compiler.include_imports(true);
+    compiler.open_files([file]).map_err(|e| e.to_string())?;
+    Ok(compiler.encode_file_descriptor_set())
 }
 
 fn take_or_report<T>(r: Result<Option<T>, Diagnostic>, diags: &mut Vec<Diagnostic>) -> Option<T> {

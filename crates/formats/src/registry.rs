@@ -26,8 +26,6 @@ pub struct FormatSpec {
     pub description: &'static str,
     /// Its options.
     pub options: &'static [FormatOption],
-    /// When not supported yet, why; the option is recognised and rejected with this note.
-    pub unsupported: Option<&'static str>,
 }
 
 const JSON_OPTIONS: &[FormatOption] = &[
@@ -143,14 +141,28 @@ const PROTOBUF_OPTIONS: &[FormatOption] = &[
         value_type: "string",
         allowed: &[],
         default: None,
-        description: "A compiled FileDescriptorSet.",
+        description: "A path to a compiled FileDescriptorSet (protoc --include_imports --descriptor_set_out), read when the table is created.",
+    },
+    FormatOption {
+        key: "protobuf.schema_file",
+        value_type: "string",
+        allowed: &[],
+        default: None,
+        description: "A path to a .proto file, compiled when the table is created (imports are resolved from its directory; no protoc needed).",
     },
     FormatOption {
         key: "protobuf.message",
         value_type: "string",
         allowed: &[],
         default: None,
-        description: "The fully-qualified message name.",
+        description: "The fully-qualified message name, such as 'shop.v1.Order'.",
+    },
+    FormatOption {
+        key: "protobuf.into_unstructured_json",
+        value_type: "boolean",
+        allowed: &[],
+        default: Some("false"),
+        description: "Decode the whole message into a single JSON column named value.",
     },
     FormatOption {
         key: "protobuf.confluent_schema_registry",
@@ -164,11 +176,9 @@ const PROTOBUF_OPTIONS: &[FormatOption] = &[
         value_type: "boolean",
         allowed: &[],
         default: Some("false"),
-        description: "Messages are length-delimited.",
+        description: "Each message is preceded by its length as a varint.",
     },
 ];
-
-const NOT_YET: &str = "schema expansion and decoding for this format arrive with the formats work; use json, debezium_json, raw_string, raw_bytes or parquet for now";
 
 /// Every format, in the order `DESCRIBE CONNECTOR` lists them.
 pub const FORMATS: &[FormatSpec] = &[
@@ -176,43 +186,36 @@ pub const FORMATS: &[FormatSpec] = &[
         name: "json",
         description: "JSON documents, one per message.",
         options: JSON_OPTIONS,
-        unsupported: None,
     },
     FormatSpec {
         name: "debezium_json",
         description: "Debezium change events (before/after/op) in JSON; needs a PRIMARY KEY on sources.",
         options: JSON_OPTIONS,
-        unsupported: None,
     },
     FormatSpec {
         name: "raw_string",
         description: "Each message is one UTF-8 string in a TEXT column named value.",
         options: &[],
-        unsupported: None,
     },
     FormatSpec {
         name: "raw_bytes",
         description: "Each message is one byte string in a BYTEA column named value.",
         options: &[],
-        unsupported: None,
     },
     FormatSpec {
         name: "parquet",
         description: "Parquet files (filesystem connectors).",
         options: PARQUET_OPTIONS,
-        unsupported: None,
     },
     FormatSpec {
         name: "avro",
         description: "Avro records, optionally through a Confluent Schema Registry.",
         options: AVRO_OPTIONS,
-        unsupported: None,
     },
     FormatSpec {
         name: "protobuf",
         description: "Protocol Buffers messages from a compiled descriptor set.",
         options: PROTOBUF_OPTIONS,
-        unsupported: Some(NOT_YET),
     },
 ];
 

@@ -166,6 +166,18 @@ impl Format {
         }
     }
 
+    /// The option that reads each message whole into one JSON `value` column, when set.
+    pub fn unstructured_option(&self) -> Option<&'static str> {
+        match self {
+            Format::Json(j) if j.unstructured => Some("json.unstructured"),
+            Format::Avro(a) if a.into_unstructured_json => Some("avro.into_unstructured_json"),
+            Format::Protobuf(p) if p.into_unstructured_json => {
+                Some("protobuf.into_unstructured_json")
+            }
+            _ => None,
+        }
+    }
+
     /// Whether rows are updates (Debezium) rather than appends.
     pub fn is_updating(&self) -> bool {
         matches!(self, Format::Json(j) if j.debezium)

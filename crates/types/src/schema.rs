@@ -105,16 +105,17 @@ pub enum SchemaError {
     /// raw_bytes needs exactly one BYTEA column named `value`.
     #[error("raw_bytes format requires exactly one column named 'value' of type BYTEA")]
     RawBytes,
-    /// unstructured JSON needs exactly one JSON column named `value`.
+    /// Messages read whole into JSON (`json.unstructured`, `avro.into_unstructured_json`,
+    /// `protobuf.into_unstructured_json`) need exactly one JSON column named `value`.
     #[error(
-        "json format with 'json.unstructured' requires exactly one column named 'value' of type JSON"
+        "{format} format with '{option}' requires exactly one column named 'value' of type JSON"
     )]
-    UnstructuredJson,
-    /// Avro read whole into JSON needs exactly one JSON column named `value`.
-    #[error(
-        "avro format with 'avro.into_unstructured_json' requires exactly one column named 'value' of type JSON"
-    )]
-    UnstructuredAvro,
+    Unstructured {
+        /// The format's name.
+        format: &'static str,
+        /// The option that asks for it.
+        option: &'static str,
+    },
 }
 
 impl ConnectionSchema {
@@ -140,13 +141,13 @@ impl ConnectionSchema {
                 Some(Format::RawBytes {}) if !single_value(&FieldType::Bytes) => {
                     errors.push(SchemaError::RawBytes)
                 }
-                Some(Format::Json(j)) if j.unstructured && !single_value(&FieldType::Json) => {
-                    errors.push(SchemaError::UnstructuredJson)
-                }
-                Some(Format::Avro(a))
-                    if a.into_unstructured_json && !single_value(&FieldType::Json) =>
-                {
-                    errors.push(SchemaError::UnstructuredAvro)
+                Some(f) if !single_value(&FieldType::Json) => {
+                    if let Some(option) = f.unstructured_option() {
+                        errors.push(SchemaError::Unstructured {
+                            format: f.sql_name(),
+                            option,
+                        });
+                    }
                 }
                 _ => {}
             }
@@ -245,6 +246,12 @@ mod tests {
             fields: vec![SourceField::new("value", FieldType::String)],
             ..Default::default()
         };
-        assert_eq!(json.validate(), vec![SchemaError::UnstructuredJson]);
+        assert_eq!(
+            json.validate(),
+            vec![SchemaError::Unstructured {
+                format: "json",
+                option: "json.unstructured"
+            }]
+        );
     }
 }

@@ -4,7 +4,7 @@
 use super::columns::Columns;
 use tributary_formats::{
     ExpandedSchema, SchemaSource, fields_from_avro_schema, fields_from_json_schema,
-    parse_avro_schema,
+    fields_from_protobuf, parse_avro_schema,
 };
 use tributary_types::{Diagnostic, FieldType, Format, SchemaDefinition, SourceField, Span};
 
@@ -20,14 +20,16 @@ pub(crate) fn apply_schema(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<SchemaDefinition> {
     // Unstructured Avro keeps its single JSON column; the schema only says how to read.
-    let whole_value = matches!(&format, Some(Format::Avro(a)) if a.into_unstructured_json);
+    let whole_value = format
+        .as_ref()
+        .is_some_and(|f| f.unstructured_option().is_some());
     let (expanded, definition, span, kind) = match source {
         SchemaSource::Json { text, span } => match fields_from_json_schema(text) {
             Ok(e) => (
                 e,
-                SchemaDefinition::JsonSchema {
+                Some(SchemaDefinition::JsonSchema {
                     schema: text.clone(),
-                },
+                }),
                 *span,
                 "JSON schema",
             ),
@@ -48,9 +50,9 @@ pub(crate) fn apply_schema(
                     }
                     (
                         e,
-                        SchemaDefinition::AvroSchema {
+                        Some(SchemaDefinition::AvroSchema {
                             schema: text.clone(),
-                        },
+                        }),
                         *span,
                         "Avro schema",
                     )
@@ -65,12 +67,28 @@ pub(crate) fn apply_schema(
                 }
             }
         }
-        SchemaSource::Protobuf { .. } => return None,
+        SchemaSource::Protobuf {
+            descriptor,
+            message,
+            span,
+        } => match fields_from_protobuf(descriptor, message) {
+            // The compiled descriptor set is kept in the format, which is what decoding
+            // reads; there is no .proto text to record as the definition.
+            Ok(e) => (e, None, *span, "Protobuf message"),
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error(format!("invalid Protobuf schema: {e}"))
+                        .with_span(*span)
+                        .with_help("Name a message the descriptor set defines, in full: 'package.Message'."),
+                );
+                return None;
+            }
+        },
     };
     if !whole_value {
         merge(expanded, span, kind, cols, diags);
     }
-    Some(definition)
+    definition
 }
 
 /// The expansion's columns into the table: taken whole, or checked against the declared.

@@ -621,10 +621,7 @@ fn no_columns(
         Some(Format::RawBytes {}) => cols
             .fields
             .push(SourceField::new("value", FieldType::Bytes)),
-        Some(Format::Json(j)) if j.unstructured => {
-            cols.fields.push(SourceField::new("value", FieldType::Json))
-        }
-        Some(Format::Avro(a)) if a.into_unstructured_json => {
+        Some(f) if f.unstructured_option().is_some() => {
             cols.fields.push(SourceField::new("value", FieldType::Json))
         }
         _ => diags.push(
@@ -788,8 +785,7 @@ fn schema_help(e: &tributary_types::SchemaError) -> String {
         tributary_types::SchemaError::RawBytes => {
             "Declare exactly one column: value BYTEA (metadata columns may be added).".into()
         }
-        tributary_types::SchemaError::UnstructuredJson
-        | tributary_types::SchemaError::UnstructuredAvro => {
+        tributary_types::SchemaError::Unstructured { .. } => {
             "Declare exactly one column: value JSON (metadata columns may be added).".into()
         }
     }
