@@ -35,6 +35,7 @@ fn table(profile: &ConnectionProfile, n: usize) -> ConnectionTable {
         idle_micros: None,
         partitioned_by: vec![],
         temporary: false,
+        registry: None,
         description: String::new(),
         created_at: 0,
         updated_at: 0,

@@ -45,6 +45,7 @@ fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
         idle_micros: None,
         partitioned_by: vec![],
         temporary: false,
+        registry: None,
         description: String::new(),
         created_at: 1,
         updated_at: 1,

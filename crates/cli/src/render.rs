@@ -98,6 +98,7 @@ pub fn render_diagnostic(d: &Diagnostic, source: Source<'_>) -> String {
     let label = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Note => "note",
     };
     let mut out = format!("{label}: {}", d.message);
     // rustc's layout: the gutter is as wide as the line number.

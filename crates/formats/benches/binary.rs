@@ -210,7 +210,11 @@ fn bench_protobuf(c: &mut Criterion) {
     let bytes: usize = msgs.iter().map(Vec::len).sum();
     let mut ours = BatchDecoder::new(&table).expect("decoder");
     let arrow_schema = ours.schema();
-    // Proto3 JSON spells 64-bit integers as strings; arrow-json reads them into BIGINT.
+    // Default values must be written (absent means NULL to arrow-json, and the columns
+    // are NOT NULL), and 64-bit integers as numbers, which arrow-json reads into BIGINT.
+    let options = prost_reflect::SerializeOptions::new()
+        .skip_default_fields(false)
+        .stringify_64_bit_integers(false);
     let mut g = c.benchmark_group("decode_protobuf_10_fields");
     g.throughput(Throughput::Bytes(bytes as u64));
     g.bench_function("dynamic_message_then_json_then_arrow", |b| {
@@ -219,7 +223,8 @@ fn bench_protobuf(c: &mut Criterion) {
                 &arrow_schema,
                 msgs.iter().map(|m| {
                     let msg = DynamicMessage::decode(desc.clone(), m.as_slice()).expect("decode");
-                    serde_json::to_value(&msg).expect("json")
+                    msg.serialize_with_options(serde_json::value::Serializer, &options)
+                        .expect("json")
                 }),
             )
         })

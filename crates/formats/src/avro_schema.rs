@@ -4,7 +4,7 @@
 //! counterparts. What has no single column type (other unions) becomes a JSON column, with
 //! a note saying why.
 
-use crate::expanded::{ExpandedSchema, json_error_message};
+use crate::expanded::{ColumnNote, ExpandedSchema, json_error_message};
 use apache_avro::Schema;
 use apache_avro::schema::{Name, ResolvedSchema, UnionSchema};
 use std::collections::HashMap;
@@ -97,7 +97,7 @@ struct Expander<'a, 's> {
     names: &'a AvroNames<'s>,
     /// The records being expanded, outermost first, to catch recursion.
     open: Vec<Name>,
-    notes: Vec<String>,
+    notes: Vec<ColumnNote>,
 }
 
 impl<'s> Expander<'_, 's> {
@@ -138,9 +138,12 @@ impl<'s> Expander<'_, 's> {
 
     fn union_as_json(&mut self, u: &UnionSchema, path: &str) -> FieldType {
         let branches: Vec<String> = u.variants().iter().map(type_name).collect();
-        self.notes.push(format!(
-            "column '{path}' is an Avro union of {}; it is read as a JSON column holding the value of whichever branch is set",
-            branches.join(", ")
+        self.notes.push(ColumnNote::new(
+            path,
+            format!(
+                "is an Avro union of {}; it is read as a JSON column holding the value of whichever branch is set",
+                branches.join(", ")
+            ),
         ));
         FieldType::Json
     }
@@ -176,21 +179,26 @@ impl<'s> Expander<'_, 's> {
                 scale: d.scale as i8,
             },
             Schema::Decimal(d) => {
-                self.notes.push(format!(
-                    "column '{path}' is an Avro decimal of precision {}, more than DECIMAL's 38; it is read as its unscaled big-endian bytes",
-                    d.precision
+                self.notes.push(ColumnNote::new(
+                    path,
+                    format!(
+                        "is an Avro decimal of precision {}, more than DECIMAL's 38; it is read as its unscaled big-endian bytes",
+                        d.precision
+                    ),
                 ));
                 FieldType::Bytes
             }
             Schema::BigDecimal => {
-                self.notes.push(format!(
-                    "column '{path}' is an Avro big-decimal, which has no fixed scale; it is read as its encoded bytes"
+                self.notes.push(ColumnNote::new(
+                    path,
+                    "is an Avro big-decimal, which has no fixed scale; it is read as its encoded bytes",
                 ));
                 FieldType::Bytes
             }
             Schema::Duration(_) => {
-                self.notes.push(format!(
-                    "column '{path}' is an Avro duration; it is read as its 12 bytes (months, days and milliseconds, little-endian)"
+                self.notes.push(ColumnNote::new(
+                    path,
+                    "is an Avro duration; it is read as its 12 bytes (months, days and milliseconds, little-endian)",
                 ));
                 FieldType::Bytes
             }

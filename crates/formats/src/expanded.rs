@@ -7,9 +7,37 @@ use tributary_types::SourceField;
 pub struct ExpandedSchema {
     /// The top-level columns.
     pub fields: Vec<SourceField>,
-    /// Why some columns became JSON (or other approximate) columns, one sentence each
-    /// (`column 'x' is a union of int and string, ...`).
-    pub notes: Vec<String>,
+    /// Why some columns became JSON (or other approximate) columns.
+    pub notes: Vec<ColumnNote>,
+}
+
+/// Why one column (or a field inside one) was approximated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnNote {
+    /// The field's path: `extra`, `customer.address`, `events[]`.
+    pub path: String,
+    /// What happened, as the rest of a sentence: `is a union of int, string; ...`.
+    pub reason: String,
+}
+
+impl ColumnNote {
+    pub(crate) fn new(path: &str, reason: impl Into<String>) -> Self {
+        Self {
+            path: path.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The top-level column the path is in.
+    pub fn column(&self) -> &str {
+        self.path.split(['.', '[']).next().unwrap_or(&self.path)
+    }
+}
+
+impl std::fmt::Display for ColumnNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "column '{}' {}", self.path, self.reason)
+    }
 }
 
 /// serde_json's message without its trailing " at line L column C", which callers report

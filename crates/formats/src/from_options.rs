@@ -357,11 +357,13 @@ fn protobuf_format(
                 None
             }
         },
+        // Registry-framed tables read the schema from the registry instead.
+        (None, None) if format.confluent_schema_registry => None,
         (None, None) => {
             diags.push(
                 Diagnostic::error("format 'protobuf' needs the message's schema")
                     .with_span(format_span)
-                    .with_help("Add 'protobuf.descriptor_file' = 'FILE.binpb' (a compiled descriptor set) or 'protobuf.schema_file' = 'FILE.proto', and 'protobuf.message' = 'package.Message'."),
+                    .with_help("Add 'protobuf.descriptor_file' = 'FILE.binpb' (a compiled descriptor set) or 'protobuf.schema_file' = 'FILE.proto', and 'protobuf.message' = 'package.Message'; or set 'protobuf.confluent_schema_registry' to read it from the schema registry."),
             );
             None
         }
@@ -386,7 +388,7 @@ fn protobuf_format(
                 .with_help("Add 'protobuf.message' = 'package.Message' (fully qualified)."),
             );
         }
-        (None, _) => {}
+        (None, message) => format.message_name = message.map(|(m, _)| m),
     }
     format
 }

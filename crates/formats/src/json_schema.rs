@@ -4,7 +4,7 @@
 //! strings, and what has no single Arrow type (unions, free-form maps) becomes a JSON
 //! column, with a note saying why.
 
-use crate::expanded::{ExpandedSchema, json_error_message};
+use crate::expanded::{ColumnNote, ExpandedSchema, json_error_message};
 use serde_json::{Map, Value};
 use tributary_types::{FieldType, SourceField, TimeUnit};
 
@@ -87,7 +87,7 @@ struct Expander<'a> {
     root: &'a Value,
     /// The `$ref`s being expanded, to catch cycles.
     stack: Vec<String>,
-    notes: Vec<String>,
+    notes: Vec<ColumnNote>,
 }
 
 impl<'a> Expander<'a> {
@@ -193,9 +193,12 @@ impl<'a> Expander<'a> {
                     let (t, inner_nullable) = self.field_type(only, path)?;
                     return Ok((t, nullable || inner_nullable));
                 }
-                self.notes.push(format!(
-                    "column '{path}' is a union ({key} of {} alternatives), stored as JSON",
-                    non_null.len()
+                self.notes.push(ColumnNote::new(
+                    path,
+                    format!(
+                        "is a union ({key} of {} alternatives), stored as JSON",
+                        non_null.len()
+                    ),
                 ));
                 return Ok((FieldType::Json, nullable));
             }
@@ -206,7 +209,7 @@ impl<'a> Expander<'a> {
             [] if is_string_enum(&node) => FieldType::String,
             [] => {
                 self.notes
-                    .push(format!("column '{path}' has no type, stored as JSON"));
+                    .push(ColumnNote::new(path, "has no type, stored as JSON"));
                 FieldType::Json
             }
             [one] => match one.as_str() {
@@ -215,9 +218,9 @@ impl<'a> Expander<'a> {
                 other => scalar_type(other, &node),
             },
             many => {
-                self.notes.push(format!(
-                    "column '{path}' may be any of {}, stored as JSON",
-                    many.join(", ")
+                self.notes.push(ColumnNote::new(
+                    path,
+                    format!("may be any of {}, stored as JSON", many.join(", ")),
                 ));
                 FieldType::Json
             }
@@ -233,8 +236,9 @@ impl<'a> Expander<'a> {
                 Ok(FieldType::Struct { fields })
             }
             _ => {
-                self.notes.push(format!(
-                    "column '{path}' is an object without declared properties (a map), stored as JSON"
+                self.notes.push(ColumnNote::new(
+                    path,
+                    "is an object without declared properties (a map), stored as JSON",
                 ));
                 Ok(FieldType::Json)
             }
@@ -252,8 +256,9 @@ impl<'a> Expander<'a> {
                 })
             }
             _ => {
-                self.notes.push(format!(
-                    "column '{path}' is an array without a single item schema, stored as JSON"
+                self.notes.push(ColumnNote::new(
+                    path,
+                    "is an array without a single item schema, stored as JSON",
                 ));
                 Ok(FieldType::Json)
             }

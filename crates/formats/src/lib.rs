@@ -21,6 +21,7 @@ mod json_schema;
 mod proto_decode;
 mod proto_encode;
 mod proto_schema;
+mod references;
 mod registry;
 
 pub use avro_decode::AvroSchemaLookup;
@@ -28,11 +29,12 @@ pub use avro_encode::avro_schema_for_fields;
 pub use avro_schema::{AvroSchemaError, fields_from_avro_schema, parse_avro_schema};
 pub use decode::{BatchDecoder, DecodeError, Dropped};
 pub use encode::{EncodeError, RowEncoder};
-pub use expanded::ExpandedSchema;
+pub use expanded::{ColumnNote, ExpandedSchema};
 pub use from_options::{FormatOptions, SchemaSource, format_from_options};
 pub use infer::{InferError, infer_fields};
 pub use json_schema::{JsonSchemaError, fields_from_json_schema};
 pub use proto_schema::{ProtoSchemaError, fields_from_protobuf};
+pub use references::{compile_proto_sources, inline_avro_references};
 pub use registry::{
     FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, all_format_keys, format_spec,
 };

@@ -25,7 +25,7 @@ fn fixtures_match_their_snapshots() {
         let expanded = fields_from_json_schema(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let rendered = serde_json::to_string_pretty(&serde_json::json!({
             "fields": expanded.fields,
-            "notes": expanded.notes,
+            "notes": expanded.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
         }))
         .unwrap()
             + "\n";

@@ -102,3 +102,121 @@ fn mutated_and_random_inputs_never_panic() {
         }
     }
 }
+
+/// Avro and Protobuf: mutated schemas, descriptor sets and messages never panic expansion
+/// or decoding, and whatever decodes makes a valid batch with one row per accepted message.
+#[test]
+fn binary_formats_survive_mutation() {
+    use apache_avro::types::Value;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let avsc = std::fs::read(root.join("avro/orders.avsc")).unwrap_or_default();
+    let descriptor = std::fs::read(root.join("protobuf/orders.binpb")).unwrap_or_default();
+    assert!(
+        !avsc.is_empty() && !descriptor.is_empty(),
+        "fixtures missing"
+    );
+    let small = r#"{"type":"record","name":"R","fields":[
+        {"name":"id","type":"long"},{"name":"tags","type":{"type":"array","items":"string"}},
+        {"name":"m","type":{"type":"map","values":["null","double"]}},
+        {"name":"u","type":["null","int","string"]},
+        {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}}]}"#;
+    let schema = apache_avro::Schema::parse_str(small).unwrap_or(apache_avro::Schema::Null);
+    let writer = apache_avro::writer::datum::GenericDatumWriter::builder(&schema).build();
+    let good: Vec<u8> = writer
+        .ok()
+        .and_then(|w| {
+            w.write_value_to_vec(Value::Record(vec![
+                ("id".into(), Value::Long(-7)),
+                ("tags".into(), Value::Array(vec![Value::String("a".into())])),
+                (
+                    "m".into(),
+                    Value::Map(
+                        [(
+                            "k".to_string(),
+                            Value::Union(1, Box::new(Value::Double(1.5))),
+                        )]
+                        .into(),
+                    ),
+                ),
+                (
+                    "u".into(),
+                    Value::Union(2, Box::new(Value::String("s".into()))),
+                ),
+                (
+                    "d".into(),
+                    Value::Decimal(apache_avro::Decimal::from(vec![0x01, 0x02])),
+                ),
+            ]))
+            .ok()
+        })
+        .unwrap_or_default();
+    assert!(!good.is_empty(), "could not write the sample datum");
+    let avro_table = |bad_data| ConnectionSchema {
+        format: Some(Format::Avro(tributary_types::AvroFormat {
+            raw_datums: true,
+            reader_schema: Some(small.into()),
+            ..Default::default()
+        })),
+        fields: tributary_formats::parse_avro_schema(small)
+            .ok()
+            .and_then(|s| tributary_formats::fields_from_avro_schema(&s).ok())
+            .map(|e| e.fields)
+            .unwrap_or_default(),
+        bad_data: Some(bad_data),
+        ..Default::default()
+    };
+    let proto_table = ConnectionSchema {
+        format: Some(Format::Protobuf(tributary_types::ProtobufFormat {
+            compiled_schema: Some(descriptor.clone()),
+            message_name: Some("shop.v1.Order".into()),
+            length_delimited: true,
+            ..Default::default()
+        })),
+        fields: tributary_formats::fields_from_protobuf(&descriptor, "shop.v1.Order")
+            .map(|e| e.fields)
+            .unwrap_or_default(),
+        bad_data: Some(BadData::Drop),
+        ..Default::default()
+    };
+    // A length-delimited Order with nested, repeated, map and well-known fields.
+    let order: &[u8] = &[
+        0x08, 0x2a, 0x6a, 0x03, b'a', b'b', b'c', 0x8a, 0x01, 0x04, 0x0a, 0x02, b'N', b'Y', 0xa2,
+        0x01, 0x03, 0x01, 0x02, 0x03, 0xaa, 0x01, 0x05, 0x0a, 0x01, b'k', 0x10, 0x01, 0xca, 0x01,
+        0x04, 0x08, 0x01, 0x10, 0x02,
+    ];
+    let proto_good = [&[order.len() as u8][..], order].concat();
+    let mut rng = Rng(0xa5a5_0f0f_1234_5678);
+    for _ in 0..3_000 {
+        let s = mutate(&mut rng, &avsc);
+        if let Ok(schema) = tributary_formats::parse_avro_schema(&String::from_utf8_lossy(&s)) {
+            let _ = tributary_formats::fields_from_avro_schema(&schema);
+        }
+        let d = mutate(&mut rng, &descriptor);
+        let _ = tributary_formats::fields_from_protobuf(&d, "shop.v1.Order");
+        for (table, message) in [
+            (avro_table(BadData::Drop), &good),
+            (avro_table(BadData::Fail), &good),
+            (proto_table.clone(), &proto_good),
+        ] {
+            let Ok(mut decoder) = BatchDecoder::new(&table) else {
+                panic!("the sample tables must be decodable");
+            };
+            let mut accepted = 0;
+            for m in [
+                message.clone(),
+                mutate(&mut rng, message),
+                mutate(&mut rng, message),
+            ] {
+                let before = decoder.dropped().count;
+                if decoder.push(&m).is_ok() && decoder.dropped().count == before {
+                    accepted += 1;
+                }
+            }
+            match decoder.finish() {
+                Ok(Some(batch)) => assert!(batch.num_rows() >= accepted.min(1)),
+                Ok(None) => assert_eq!(accepted, 0),
+                Err(e) => panic!("a batch of accepted records failed to build: {e}"),
+            }
+        }
+    }
+}

@@ -90,6 +90,7 @@ fn catalog(tables: usize) -> PathBuf {
                     idle_micros: None,
                     partitioned_by: vec![],
                     temporary: false,
+                    registry: None,
                     description: format!("KafkaSource<t{i}>"),
                     created_at: 0,
                     updated_at: 0,

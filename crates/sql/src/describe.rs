@@ -189,6 +189,12 @@ pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
             None => String::new(),
         };
         watermark_note(t, &f.name, &mut extra);
+        if let Some(note) = t.schema.column_notes.get(&f.name) {
+            if !extra.is_empty() {
+                extra.push_str("; ");
+            }
+            extra.push_str(note);
+        }
         rows.push((
             next,
             column_row(

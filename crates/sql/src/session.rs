@@ -1,7 +1,10 @@
 //! [`Session`]: a DataFusion `SessionContext` wired to a Tributary catalog, running scripts
 //! statement by statement.
 
-use crate::ddl::{alter_profile, build_profile, build_table, catalog_diagnostic, drop_profile};
+use crate::ddl::{
+    alter_profile, build_profile, build_table, catalog_diagnostic, drop_profile,
+    fetch_registry_schema,
+};
 use crate::describe;
 use crate::errors::datafusion_diagnostic;
 use crate::parser::ast::{Name, ParsedStatement, Statement};
@@ -285,12 +288,15 @@ impl Session {
                 {
                     return Ok(done("CREATE TABLE", vec![skipped("table", &create.name)]));
                 }
+                // A registry-framed source without a schema of its own reads it from
+                // the schema registry first (the only network call DDL makes).
+                let fetched = fetch_registry_schema(store, create).await.map_err(fail)?;
                 // Borrow the session state rather than cloning it (a clone copies every
                 // function registry); table definitions plan their expressions with it.
                 let built = {
                     let state = self.ctx.state_ref();
                     let state = state.read();
-                    build_table(store, &state, create)
+                    build_table(store, &state, create, fetched)
                 };
                 let (table, warnings) = built.map_err(fail)?;
                 self.apply(vec![Change::PutTable(table)], create.name.span)
@@ -346,6 +352,12 @@ impl Session {
             Statement::DescribeTable(n) => {
                 let t = self.lookup_table(n).map_err(fail)?;
                 let mut result = rows(describe::describe_table(&t));
+                if let Some(r) = &t.registry {
+                    result.warnings.push(
+                        Diagnostic::note(format!("the columns come from the schema registry: {r}"))
+                            .with_span(n.span),
+                    );
+                }
                 if t.awaits_inferred_schema() {
                     result.warnings.push(
                         Diagnostic::warning(format!("table '{}' has no columns yet", t.name))

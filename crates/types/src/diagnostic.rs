@@ -16,6 +16,8 @@ pub enum Severity {
     Error,
     /// The statement is accepted, but something deserves attention (a deprecated spelling).
     Warning,
+    /// Information about what the statement did (where a schema came from).
+    Note,
 }
 
 /// One problem found in user input, with its position and advice.
@@ -49,6 +51,14 @@ impl Diagnostic {
     pub fn warning(message: impl Into<String>) -> Self {
         Self {
             severity: Severity::Warning,
+            ..Self::error(message)
+        }
+    }
+
+    /// A note: information, not a problem.
+    pub fn note(message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Note,
             ..Self::error(message)
         }
     }
@@ -92,6 +102,7 @@ impl fmt::Display for Diagnostic {
         let label = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         };
         write!(f, "{label}: {}", self.message)?;
         if let Some(span) = self.span {

@@ -132,6 +132,9 @@ pub struct ProtobufFormat {
     pub confluent_schema_registry: bool,
     /// Each message is preceded by its length as a varint.
     pub length_delimited: bool,
+    /// The registry id of the table's schema, when it came from the registry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_id: Option<u32>,
 }
 
 /// A table's wire format.

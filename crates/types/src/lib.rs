@@ -25,7 +25,7 @@ pub use ids::{ProfileId, TableId};
 pub use options::{SqlOption, WithOptions};
 pub use records::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, OptionEntry, OptionValue,
-    VirtualColumn, Watermark,
+    RegistrySource, VirtualColumn, Watermark,
 };
 pub use schema::{ConnectionSchema, ConnectionType, SchemaDefinition, SchemaError};
 pub use secret::{REDACTED, contains_env_reference, env_references, resolve_env};

@@ -158,6 +158,31 @@ pub struct Watermark {
     pub expression: Option<String>,
 }
 
+/// Where a table's schema came from in a schema registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistrySource {
+    /// The subject, when fetched by subject (not when pinned by id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// The version within the subject, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    /// The schema id, which registry-framed messages carry.
+    pub id: u32,
+}
+
+impl fmt::Display for RegistrySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(s) = &self.subject {
+            write!(f, "subject '{s}', ")?;
+        }
+        if let Some(v) = self.version {
+            write!(f, "version {v}, ")?;
+        }
+        write!(f, "schema id {}", self.id)
+    }
+}
+
 /// A named external source, sink or lookup table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConnectionTable {
@@ -202,6 +227,9 @@ pub struct ConnectionTable {
     /// Created with `CREATE TEMPORARY TABLE`.
     #[serde(default)]
     pub temporary: bool,
+    /// The schema registry entry the columns were expanded from, when they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<RegistrySource>,
     /// A one-line description, `KafkaSource<orders>`.
     #[serde(default)]
     pub description: String,
@@ -282,6 +310,16 @@ impl ConnectionTable {
                 .filter(|o| o.key != "connector" && o.key != "connection_profile")
                 .map(OptionEntry::to_sql_redacted),
         );
+        // A schema fetched from a registry is pinned by id, so the statement recreates
+        // the same table even after the subject moves on.
+        if let Some(r) = &self.registry
+            && !self
+                .options
+                .iter()
+                .any(|o| o.key == "schema_registry.id" || o.key == "schema_registry.version")
+        {
+            options.push(format!("'schema_registry.id' = '{}'", r.id));
+        }
         let temp = if self.temporary { "TEMPORARY " } else { "" };
         let mut sql = format!("CREATE {temp}TABLE {}", quote_ident(&self.name));
         if !lines.is_empty() {
@@ -376,6 +414,7 @@ mod tests {
             idle_micros: None,
             partitioned_by: vec![],
             temporary: false,
+            registry: None,
             description: String::new(),
             created_at: 0,
             updated_at: 0,

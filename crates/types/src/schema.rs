@@ -61,6 +61,10 @@ pub struct ConnectionSchema {
     /// The schema text the fields were expanded from, when they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub definition: Option<SchemaDefinition>,
+    /// Why columns expanded from the definition were approximated (a union read as
+    /// JSON, ...), by column name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub column_notes: std::collections::BTreeMap<String, String>,
 }
 
 /// A schema document a table's fields come from (Arroyo's `SchemaDefinition`, tagged by

@@ -7,7 +7,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{DFSchema, ExprSchema};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::ExprSchemable;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tributary_connectors::Connector;
 use tributary_types::options::quoted_list;
 use tributary_types::{
@@ -27,6 +27,8 @@ pub(crate) struct Columns {
     pub watermark: Option<Watermark>,
     /// Where each column is declared, by lowercase name.
     pub spans: HashMap<String, Span>,
+    /// Why a column from a schema document was approximated, by column name.
+    pub notes: BTreeMap<String, String>,
 }
 
 impl Columns {

@@ -46,6 +46,18 @@ pub const GENERIC_TABLE_OPTIONS: &[GenericOption] = &[
         description: "Microseconds without data after which a source partition is idle; 0 or less disables idleness.",
     },
     GenericOption {
+        key: "schema_registry.version",
+        value_type: "integer or 'latest'",
+        default: Some("latest"),
+        description: "With a registry-framed format and no schema in the statement: the version of the subject to read the schema from.",
+    },
+    GenericOption {
+        key: "schema_registry.id",
+        value_type: "integer",
+        default: None,
+        description: "With a registry-framed format and no schema in the statement: the registry id of the schema to use (not with schema_registry.version).",
+    },
+    GenericOption {
         key: "lookup.cache.max_bytes",
         value_type: "integer",
         default: None,

@@ -74,7 +74,13 @@ pub(crate) fn apply_schema(
         } => match fields_from_protobuf(descriptor, message) {
             // The compiled descriptor set is kept in the format, which is what decoding
             // reads; there is no .proto text to record as the definition.
-            Ok(e) => (e, None, *span, "Protobuf message"),
+            Ok(e) => {
+                if let Some(Format::Protobuf(p)) = format {
+                    p.compiled_schema = Some(descriptor.clone());
+                    p.message_name = Some(message.clone());
+                }
+                (e, None, *span, "Protobuf message")
+            }
             Err(e) => {
                 diags.push(
                     Diagnostic::error(format!("invalid Protobuf schema: {e}"))
@@ -101,7 +107,7 @@ fn merge(
 ) {
     for note in &expanded.notes {
         diags.push(
-            Diagnostic::warning(note.clone())
+            Diagnostic::warning(note.to_string())
                 .with_span(span)
                 .with_help("Query it with the json functions, or narrow the schema to one type."),
         );
@@ -125,6 +131,16 @@ fn merge(
             if let Some(d) = check_column(f, &expanded.fields, kind, at) {
                 diags.push(d);
             }
+        }
+    }
+    // Notes travel with the columns they explain (DESCRIBE shows them).
+    for note in &expanded.notes {
+        if cols.fields.iter().any(|f| f.name == note.column()) {
+            let entry = cols.notes.entry(note.column().to_string()).or_default();
+            if !entry.is_empty() {
+                entry.push_str("; ");
+            }
+            entry.push_str(&note.to_string());
         }
     }
 }

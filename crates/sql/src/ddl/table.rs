@@ -3,6 +3,7 @@
 use super::columns::{Columns, build_columns};
 use super::generic::GENERIC_TABLE_OPTIONS;
 use super::profile::{connector_option, finish, profile_not_found};
+use super::registry::FetchedSchema;
 use super::schema_def::apply_schema;
 use super::unknown::report_unknown;
 use crate::parser::ast::CreateTable;
@@ -28,6 +29,7 @@ pub(crate) fn build_table(
     store: &dyn CatalogStore,
     state: &SessionState,
     stmt: &CreateTable,
+    fetched: Option<FetchedSchema>,
 ) -> Result<(ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
     let name = &stmt.name.value;
     if !stmt.has_with {
@@ -47,7 +49,15 @@ pub(crate) fn build_table(
     let c = entry.connector;
     let named_profile = opts.contains("connection_profile");
     let profile = resolve_profile(store, entry, &mut opts, &mut diags);
-    let formats = format_from_options(&mut opts, &mut diags);
+    let mut formats = format_from_options(&mut opts, &mut diags);
+    registry_pins(&mut opts, formats.format.as_ref(), &mut diags);
+    let registry = match fetched {
+        Some(f) if formats.schema.is_none() => {
+            formats.schema = Some(f.source);
+            Some(f.origin)
+        }
+        _ => None,
+    };
     let event_time_field = take_or_report(opts.take_field("event_time_field"), &mut diags);
     if let Some((_, s)) = &event_time_field {
         diags.push(
@@ -135,6 +145,14 @@ pub(crate) fn build_table(
         .schema
         .as_ref()
         .and_then(|source| apply_schema(source, format.as_mut(), &mut cols, &mut diags));
+    if let (Some(r), Some(f)) = (&registry, format.as_mut()) {
+        match f {
+            Format::Avro(a) => a.schema_id = Some(r.id),
+            Format::Json(j) => j.schema_id = Some(r.id),
+            Format::Protobuf(p) => p.schema_id = Some(r.id),
+            _ => {}
+        }
+    }
     c.adjust_fields(&mut cols.fields);
     if format.is_none() && c.requires_format() {
         diags.push(
@@ -224,6 +242,7 @@ pub(crate) fn build_table(
         primary_keys: cols.primary_keys.clone(),
         fields: cols.fields.clone(),
         definition,
+        column_notes: cols.notes.clone(),
     };
     for e in schema.validate() {
         diags.push(
@@ -285,6 +304,7 @@ pub(crate) fn build_table(
             idle_micros,
             partitioned_by: partitioned_by.into_iter().map(|t| t.text).collect(),
             temporary: stmt.temporary,
+            registry,
             created_at: now,
             updated_at: now,
         },
@@ -632,8 +652,32 @@ fn no_columns(
     }
 }
 
-/// Avro tables need a schema: sources read with it, and sinks without one write with the
-/// schema their columns imply.
+/// `schema_registry.version` and `schema_registry.id` (read by the registry fetch) only
+/// make sense with a registry-framed format.
+fn registry_pins(opts: &mut WithOptions, format: Option<&Format>, diags: &mut Vec<Diagnostic>) {
+    let framed = match format {
+        Some(Format::Avro(a)) => a.confluent_schema_registry,
+        Some(Format::Json(j)) => j.confluent_schema_registry,
+        Some(Format::Protobuf(p)) => p.confluent_schema_registry,
+        _ => false,
+    };
+    for key in ["schema_registry.version", "schema_registry.id"] {
+        if let Some(o) = opts.take(key)
+            && !framed
+        {
+            diags.push(
+                Diagnostic::error(format!(
+                    "option '{key}' needs a registry-framed format"
+                ))
+                .with_span(o.key_span)
+                .with_help("Set '<format>.confluent_schema_registry' = true (avro, json or protobuf), or remove the option."),
+            );
+        }
+    }
+}
+
+/// Avro and Protobuf tables need a schema: sources read with it, and Avro sinks without
+/// one write with the schema their columns imply.
 fn avro_rules(
     name: &str,
     format: Option<&mut Format>,
@@ -642,8 +686,17 @@ fn avro_rules(
     stmt: &CreateTable,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let Some(Format::Avro(a)) = format else {
-        return;
+    let a = match format {
+        Some(Format::Avro(a)) => a,
+        Some(Format::Protobuf(p)) if p.compiled_schema.is_none() => {
+            diags.push(
+                Diagnostic::error(format!("protobuf {t} table '{name}' needs the message's schema"))
+                    .with_span(stmt.name.span)
+                    .with_help("Give 'protobuf.descriptor_file' or 'protobuf.schema_file' with 'protobuf.message', or name the topic so its '<topic>-value' subject is read from the schema registry."),
+            );
+            return;
+        }
+        _ => return,
     };
     if a.reader_schema.is_some() {
         return;
@@ -670,9 +723,9 @@ fn avro_rules(
         return;
     }
     let help = if a.confluent_schema_registry {
-        "Give the schema with 'avro.schema' or 'avro.schema_file'; reading it from the schema registry is not supported yet."
+        "Give the schema with 'avro.schema' or 'avro.schema_file', or name the topic so its '<topic>-value' subject is read from the schema registry."
     } else {
-        "Give the schema with 'avro.schema' or 'avro.schema_file'."
+        "Give the schema with 'avro.schema' or 'avro.schema_file', or set 'avro.confluent_schema_registry' to read it from the schema registry."
     };
     diags.push(
         Diagnostic::error(format!("avro {t} table '{name}' needs an Avro schema"))

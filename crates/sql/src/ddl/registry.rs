@@ -1,0 +1,318 @@
+//! Schemas from a Confluent Schema Registry for `CREATE TABLE`: when a kafka or confluent
+//! source table reads a registry-framed format (`avro`, `json` or `protobuf` with
+//! `<format>.confluent_schema_registry`) and gives no schema of its own, the subject's
+//! schema (`value.subject`, or `{topic}-value`; latest, or pinned with
+//! `schema_registry.version` / `schema_registry.id`) is fetched, with its references,
+//! before the statement is validated. Credentials come from the profile (or the inline
+//! settings) and are resolved from the environment only here, when connecting.
+
+use std::collections::BTreeMap;
+use tributary_catalog::CatalogStore;
+use tributary_formats::{SchemaSource, compile_proto_sources, inline_avro_references};
+use tributary_registry::{
+    DEFAULT_TIMEOUT, RegisteredSchema, RegistryClient, RegistryError, SchemaType, Version,
+};
+use tributary_types::options::to_bool;
+use tributary_types::{Diagnostic, OptionValue, RegistrySource, Span, SqlOption, resolve_env};
+
+use crate::parser::ast::CreateTable;
+
+/// A schema fetched for a table, ready to expand.
+#[derive(Debug, Clone)]
+pub(crate) struct FetchedSchema {
+    /// What the columns come from.
+    pub source: SchemaSource,
+    /// Where it came from, recorded with the table.
+    pub origin: RegistrySource,
+}
+
+/// Fetch the registry schema `stmt` needs, if it needs one.
+pub(crate) async fn fetch_registry_schema(
+    store: &dyn CatalogStore,
+    stmt: &CreateTable,
+) -> Result<Option<FetchedSchema>, Vec<Diagnostic>> {
+    let opt = |key: &str| stmt.options.iter().find(|o| o.key == key);
+    let text = |key: &str| opt(key).map(|o| o.value.as_text());
+    let Some(format) = text("format") else {
+        return Ok(None);
+    };
+    let (flag_key, inline_keys, expected) = match format.as_str() {
+        "avro" => (
+            "avro.confluent_schema_registry",
+            &["avro.schema", "avro.schema_file"][..],
+            SchemaType::Avro,
+        ),
+        "json" => (
+            "json.confluent_schema_registry",
+            &["json.schema"][..],
+            SchemaType::Json,
+        ),
+        "protobuf" => (
+            "protobuf.confluent_schema_registry",
+            &["protobuf.descriptor_file", "protobuf.schema_file"][..],
+            SchemaType::Protobuf,
+        ),
+        _ => return Ok(None),
+    };
+    let Some(flag) = opt(flag_key).filter(|o| to_bool(o).unwrap_or(false)) else {
+        return Ok(None);
+    };
+    // A schema given in the statement wins; sinks write with their own columns.
+    if inline_keys.iter().any(|k| opt(k).is_some()) || text("type").as_deref() == Some("sink") {
+        return Ok(None);
+    }
+    // JSON without a schema reads its declared columns; the registry is only asked when
+    // no columns are declared.
+    if expected == SchemaType::Json && stmt.columns.iter().any(|c| c.metadata_key.is_none()) {
+        return Ok(None);
+    }
+    let span = flag.key_span;
+    let err = |d: Diagnostic| Err(vec![d.with_span(span)]);
+    let connector = text("connector").unwrap_or_default();
+    if connector != "kafka" && connector != "confluent" {
+        return err(Diagnostic::error(format!(
+            "option '{flag_key}' reads schemas from a schema registry, which only the kafka and confluent connectors have"
+        ))
+        .with_help(format!("Give the schema in the statement, or remove '{flag_key}'.")));
+    }
+    let settings = match registry_settings(store, &connector, stmt) {
+        Ok(s) => s,
+        Err(d) => return Err(vec![d.with_span(span)]),
+    };
+    let Some(endpoint) = settings.endpoint else {
+        let place = match text("connection_profile") {
+            Some(p) => format!("connection profile '{p}'"),
+            None => "the table's connection settings".into(),
+        };
+        return err(Diagnostic::error(format!(
+            "option '{flag_key}' needs a schema registry, but {place} configures none"
+        ))
+        .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the schema in the statement."));
+    };
+    let subject = match (text("value.subject"), text("topic")) {
+        (Some(s), _) => s,
+        (None, Some(topic)) => format!("{topic}-value"),
+        (None, None) => return Ok(None), // the missing topic is reported by validation
+    };
+    let pin = match pinned(opt("schema_registry.version"), opt("schema_registry.id")) {
+        Ok(p) => p,
+        Err(d) => return Err(vec![d]),
+    };
+    let client = RegistryClient::new(&endpoint, settings.auth, DEFAULT_TIMEOUT)
+        .map_err(|e| vec![registry_error(e, &subject, span)])?;
+    let fetched = match pin {
+        Pin::Id(id) => client.schema_by_id(id).await,
+        Pin::Version(v) => client.subject_version(&subject, v).await,
+    }
+    .map_err(|e| vec![registry_error(e, &subject, span)])?;
+    if fetched.schema_type != expected {
+        return err(Diagnostic::error(format!(
+            "format '{format}' reads {expected} schemas, but the registry holds a {} schema for subject '{subject}'",
+            fetched.schema_type
+        ))
+        .with_help(format!(
+            "Use the format that matches the registered schema, or point 'value.subject' at a {expected} subject."
+        )));
+    }
+    let references = client
+        .resolve_references(&fetched)
+        .await
+        .map_err(|e| vec![registry_error(e, &subject, span)])?;
+    let source =
+        schema_source(&fetched, &references, opt("protobuf.message"), span).map_err(|d| vec![d])?;
+    Ok(Some(FetchedSchema {
+        source,
+        origin: RegistrySource {
+            subject: match pin {
+                Pin::Id(_) => None,
+                Pin::Version(_) => Some(subject),
+            },
+            version: fetched.version,
+            id: fetched.id,
+        },
+    }))
+}
+
+/// The registry's endpoint and credentials for the table.
+struct Settings {
+    endpoint: Option<String>,
+    auth: Option<(String, String)>,
+}
+
+fn registry_settings(
+    store: &dyn CatalogStore,
+    connector: &str,
+    stmt: &CreateTable,
+) -> Result<Settings, Diagnostic> {
+    let env = |s: &str| {
+        resolve_env(s, |name| std::env::var(name).ok()).map_err(|e| {
+            Diagnostic::error(format!("cannot connect to the schema registry: {e}"))
+                .with_help("Set the environment variable, or write the value directly.")
+        })
+    };
+    let profile = stmt
+        .options
+        .iter()
+        .find(|o| o.key == "connection_profile")
+        .map(|o| o.value.as_text());
+    let (endpoint, key, secret) = match profile {
+        Some(name) => {
+            let p = store
+                .profile_by_name(&name)
+                .ok()
+                .flatten()
+                // A missing profile is reported by validation.
+                .ok_or_else(|| {
+                    Diagnostic::error(format!("connection profile '{name}' does not exist"))
+                })?;
+            let group = if connector == "confluent" {
+                "schemaRegistry"
+            } else {
+                "schemaRegistryEnum"
+            };
+            let field = |k: &str| {
+                p.config
+                    .get(group)
+                    .and_then(|g| g.get(k))
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
+            (field("endpoint"), field("apiKey"), field("apiSecret"))
+        }
+        None => {
+            let field = |k: &str| {
+                stmt.options
+                    .iter()
+                    .find(|o| o.key == k)
+                    .map(|o| o.value.as_text())
+            };
+            (
+                field("schema_registry.endpoint"),
+                field("schema_registry.api_key"),
+                field("schema_registry.api_secret"),
+            )
+        }
+    };
+    let auth = match (key, secret) {
+        (Some(k), Some(s)) => Some((env(&k)?, env(&s)?)),
+        (Some(k), None) => Some((env(&k)?, String::new())),
+        _ => None,
+    };
+    Ok(Settings {
+        endpoint: endpoint.map(|e| env(&e)).transpose()?,
+        auth,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Pin {
+    Version(Version),
+    Id(u32),
+}
+
+fn pinned(version: Option<&SqlOption>, id: Option<&SqlOption>) -> Result<Pin, Diagnostic> {
+    let number = |o: &SqlOption, what: &str| -> Result<u32, Diagnostic> {
+        let text = o.value.as_text();
+        text.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            Diagnostic::error(format!(
+                "invalid value '{text}' for option '{}': expected a positive {what}",
+                o.key
+            ))
+            .with_span(o.value_span)
+            .with_help(if what == "version" {
+                "Use a version number such as 3, or 'latest'."
+            } else {
+                "Use the schema id the registry assigned, such as 42."
+            })
+        })
+    };
+    match (version, id) {
+        (Some(_), Some(i)) => Err(Diagnostic::error(
+            "at most one of 'schema_registry.version' and 'schema_registry.id' may be set",
+        )
+        .with_span(i.key_span)
+        .with_help("An id names one schema already; remove the version.")),
+        (Some(v), None) if matches!(&v.value, OptionValue::String(s) if s == "latest") => {
+            Ok(Pin::Version(Version::Latest))
+        }
+        (Some(v), None) => Ok(Pin::Version(Version::Number(number(v, "version")?))),
+        (None, Some(i)) => Ok(Pin::Id(number(i, "schema id")?)),
+        (None, None) => Ok(Pin::Version(Version::Latest)),
+    }
+}
+
+/// The fetched schema (with its references) as something to expand.
+fn schema_source(
+    fetched: &RegisteredSchema,
+    references: &BTreeMap<String, RegisteredSchema>,
+    message: Option<&SqlOption>,
+    span: Span,
+) -> Result<SchemaSource, Diagnostic> {
+    let texts: BTreeMap<String, String> = references
+        .iter()
+        .map(|(name, r)| (name.clone(), r.schema.clone()))
+        .collect();
+    match fetched.schema_type {
+        SchemaType::Avro => {
+            let text = inline_avro_references(&fetched.schema, &texts).map_err(|e| {
+                Diagnostic::error(format!("the registry's Avro schema cannot be used: {e}")).with_span(span)
+            })?;
+            Ok(SchemaSource::Avro { text, span })
+        }
+        SchemaType::Json if !references.is_empty() => Err(Diagnostic::error(
+            "the registry's JSON schema refers to other subjects, which is not supported",
+        )
+        .with_span(span)
+        .with_help("Register the JSON schema with its definitions inlined ($defs), or give it with 'json.schema'.")),
+        SchemaType::Json => Ok(SchemaSource::Json {
+            text: fetched.schema.clone(),
+            span,
+        }),
+        SchemaType::Protobuf => {
+            const MAIN: &str = "registry-schema.proto";
+            let mut files = texts;
+            files.insert(MAIN.to_string(), fetched.schema.clone());
+            let descriptor = compile_proto_sources(MAIN, &files).map_err(|e| {
+                Diagnostic::error(format!("the registry's Protobuf schema does not compile: {e}"))
+                    .with_span(span)
+            })?;
+            let message = match message {
+                Some(m) => m.value.as_text(),
+                // Confluent's convention: without a message name, the file's first message.
+                None => first_message(&descriptor, MAIN).ok_or_else(|| {
+                    Diagnostic::error("the registry's Protobuf schema defines no message")
+                        .with_span(span)
+                })?,
+            };
+            Ok(SchemaSource::Protobuf {
+                descriptor,
+                message,
+                span,
+            })
+        }
+    }
+}
+
+fn first_message(descriptor: &[u8], file: &str) -> Option<String> {
+    let pool = prost_reflect::DescriptorPool::decode(descriptor).ok()?;
+    let f = pool.get_file_by_name(file)?;
+    f.messages().next().map(|m| m.full_name().to_string())
+}
+
+fn registry_error(e: RegistryError, subject: &str, span: Span) -> Diagnostic {
+    let help = match &e {
+        RegistryError::NotFound { .. } => format!(
+            "Check that subject '{subject}' exists (the default is '<topic>-value'; set 'value.subject' otherwise), or give the schema in the statement."
+        ),
+        RegistryError::Unauthorized { .. } => {
+            "Check 'schema_registry.api_key' and 'schema_registry.api_secret' on the connection profile.".into()
+        }
+        RegistryError::Connect { .. } | RegistryError::Timeout { .. } => {
+            "Check 'schema_registry.endpoint' and that the registry is running.".into()
+        }
+        _ => "Check the registry's schema, or give the schema in the statement.".into(),
+    };
+    Diagnostic::error(e.to_string())
+        .with_span(span)
+        .with_help(help)
+}
