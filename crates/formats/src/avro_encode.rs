@@ -502,7 +502,7 @@ fn rescale(v: i128, from: i8, to: i8) -> Result<i128, String> {
 }
 
 /// The shortest two's-complement big-endian bytes of `v`.
-fn minimal_be(v: i128) -> Vec<u8> {
+pub(crate) fn minimal_be(v: i128) -> Vec<u8> {
     let full = v.to_be_bytes();
     let sign = if v < 0 { 0xff } else { 0 };
     let mut start = 0;

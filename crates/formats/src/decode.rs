@@ -9,6 +9,7 @@
 //! case pays nothing for `bad_data = 'drop'`.
 
 use crate::avro_decode::{AvroRows, AvroSchemaLookup};
+use crate::json_rewrite::Rewrites;
 use crate::proto_decode::ProtoRows;
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
@@ -78,6 +79,9 @@ struct JsonPlan {
     decode_schema: SchemaRef,
     /// Top-level JSON columns, taken as the raw text of their property.
     json_columns: Vec<String>,
+    /// Values rewritten before decoding (nested JSON, nested unix_millis, base64
+    /// decimals); empty for most tables.
+    rewrites: Rewrites,
     /// Newline-separated records awaiting `finish`, and where each one is.
     pending: Vec<u8>,
     spans: Vec<(usize, usize)>,
@@ -294,12 +298,6 @@ impl JsonPlan {
         for f in physical {
             match &f.field_type {
                 FieldType::Json => json_columns.push(f.name.clone()),
-                t if contains_json(t) => {
-                    return Err(DecodeError::Unsupported(format!(
-                        "column '{}' has a JSON value inside a struct or list, which is not supported yet",
-                        f.name
-                    )));
-                }
                 FieldType::Timestamp { .. }
                     if format.timestamp_format == TimestampFormat::UnixMillis =>
                 {
@@ -309,18 +307,11 @@ impl JsonPlan {
                         !f.required,
                     ));
                 }
-                t if format.timestamp_format == TimestampFormat::UnixMillis
-                    && contains_timestamp(t) =>
-                {
-                    return Err(DecodeError::Unsupported(format!(
-                        "column '{}' has a timestamp inside a struct or list; unix_millis timestamps are only supported in top-level columns so far",
-                        f.name
-                    )));
-                }
                 _ => decode_fields.push(f.to_arrow()),
             }
         }
         Ok(Self {
+            rewrites: Rewrites::for_fields(physical, format),
             confluent_header: format.confluent_schema_registry,
             decode_schema: Arc::new(Schema::new(decode_fields)),
             json_columns,
@@ -345,7 +336,12 @@ impl JsonPlan {
             record
         };
         let start = self.pending.len();
-        self.pending.extend_from_slice(body);
+        if self.rewrites.is_empty() {
+            self.pending.extend_from_slice(body);
+        } else {
+            let rewritten = self.rewrites.apply(body)?;
+            self.pending.extend_from_slice(&rewritten);
+        }
         self.spans.push((start, self.pending.len()));
         self.pending.push(b'\n');
         Ok(())
@@ -550,23 +546,5 @@ impl JsonPlan {
             out.insert(name.as_str(), Arc::new(b.finish()) as ArrayRef);
         }
         Ok(out)
-    }
-}
-
-fn contains_json(t: &FieldType) -> bool {
-    match t {
-        FieldType::Json => true,
-        FieldType::Struct { fields } => fields.iter().any(|f| contains_json(&f.field_type)),
-        FieldType::List { items } => contains_json(&items.field_type),
-        _ => false,
-    }
-}
-
-fn contains_timestamp(t: &FieldType) -> bool {
-    match t {
-        FieldType::Timestamp { .. } => true,
-        FieldType::Struct { fields } => fields.iter().any(|f| contains_timestamp(&f.field_type)),
-        FieldType::List { items } => contains_timestamp(&items.field_type),
-        _ => false,
     }
 }

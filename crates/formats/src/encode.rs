@@ -8,10 +8,12 @@ use crate::proto_schema::{find_message, parse_descriptor_set};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, StructArray};
 use arrow_json::writer::{Encoder, EncoderFactory, EncoderOptions, NullableEncoder, make_encoder};
-use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, TimeUnit};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, TimeUnit};
 use serde_json::value::RawValue;
 use std::sync::Arc;
-use tributary_types::{AvroFormat, Format, JsonFormat, ProtobufFormat, TimestampFormat};
+use tributary_types::{
+    AvroFormat, DecimalEncoding, Format, JsonFormat, ProtobufFormat, TimestampFormat,
+};
 
 /// Why a batch could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,7 +33,6 @@ pub struct RowEncoder {
 enum Kind {
     Json {
         options: EncoderOptions,
-        unix_millis: bool,
         /// The Confluent wire header (magic byte and schema id), when registered.
         header: Option<[u8; 5]>,
     },
@@ -128,17 +129,8 @@ impl RowEncoder {
                     }
                 })
             }
-            Kind::Json {
-                options,
-                unix_millis,
-                header,
-            } => {
-                let batch = if *unix_millis {
-                    millis_timestamps(batch).map_err(err)?
-                } else {
-                    batch.clone()
-                };
-                let rows = StructArray::from(batch);
+            Kind::Json { options, header } => {
+                let rows = StructArray::from(batch.clone());
                 let field: FieldRef = Arc::new(Field::new(
                     "row",
                     DataType::Struct(rows.fields().clone()),
@@ -241,12 +233,11 @@ fn json_kind(j: &JsonFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError
     };
     let options = EncoderOptions::default()
         .with_timestamp_format("%Y-%m-%dT%H:%M:%S%.fZ".into())
-        .with_encoder_factory(Arc::new(RawJsonColumns));
-    Ok(Kind::Json {
-        options,
-        unix_millis: j.timestamp_format == TimestampFormat::UnixMillis,
-        header,
-    })
+        .with_encoder_factory(Arc::new(JsonColumns {
+            unix_millis: j.timestamp_format == TimestampFormat::UnixMillis,
+            decimals: j.decimal_encoding,
+        }));
+    Ok(Kind::Json { options, header })
 }
 
 /// The one `value` column of the raw formats.
@@ -259,32 +250,17 @@ fn value_column<'a>(batch: &'a RecordBatch, t: &DataType) -> Result<&'a ArrayRef
     }
 }
 
-/// Top-level timestamps as milliseconds since the epoch (numbers).
-fn millis_timestamps(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
-    let mut fields = Vec::new();
-    let mut columns = Vec::new();
-    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
-        if let DataType::Timestamp(_, _) = f.data_type() {
-            let ms = arrow_cast::cast(c, &DataType::Timestamp(TimeUnit::Millisecond, None))?;
-            columns.push(arrow_cast::cast(&ms, &DataType::Int64)?);
-            fields.push(Field::new(f.name(), DataType::Int64, f.is_nullable()));
-        } else {
-            columns.push(c.clone());
-            fields.push(f.as_ref().clone());
-        }
-    }
-    RecordBatch::try_new(
-        Arc::new(arrow_schema::Schema::new(Fields::from(fields))),
-        columns,
-    )
+/// Where Tributary's JSON differs from arrow-json's, at any depth: JSON columns (the
+/// `arrow.json` extension) are written as the JSON they hold, not as a quoted string (text
+/// that is not JSON is written as a string); `unix_millis` timestamps as millisecond
+/// numbers; decimals as strings or base64 bytes when the format says so.
+#[derive(Debug)]
+struct JsonColumns {
+    unix_millis: bool,
+    decimals: DecimalEncoding,
 }
 
-/// JSON columns (the `arrow.json` extension) are written as the JSON they hold, not as a
-/// quoted string; text that is not JSON is written as a string.
-#[derive(Debug)]
-struct RawJsonColumns;
-
-impl EncoderFactory for RawJsonColumns {
+impl EncoderFactory for JsonColumns {
     fn make_default_encoder<'a>(
         &self,
         field: &'a FieldRef,
@@ -295,13 +271,108 @@ impl EncoderFactory for RawJsonColumns {
             .metadata()
             .get("ARROW:extension:name")
             .is_some_and(|n| n == "arrow.json");
-        match array.as_string_opt::<i32>() {
-            Some(strings) if is_json => Ok(Some(NullableEncoder::new(
-                Box::new(RawJson(strings)),
-                strings.nulls().cloned(),
-            ))),
-            _ => Ok(None),
+        let nulls = array.nulls().cloned();
+        Ok(match array.data_type() {
+            DataType::Utf8 if is_json => array
+                .as_string_opt::<i32>()
+                .map(|s| NullableEncoder::new(Box::new(RawJson(s)), nulls)),
+            // arrow-json does not consult the factory for list items, so lists of JSON are
+            // written here.
+            DataType::List(item)
+                if item
+                    .metadata()
+                    .get("ARROW:extension:name")
+                    .is_some_and(|n| n == "arrow.json") =>
+            {
+                array
+                    .as_list_opt::<i32>()
+                    .map(|l| NullableEncoder::new(Box::new(JsonList(l)), nulls))
+            }
+            DataType::Timestamp(_, _) if self.unix_millis => {
+                let ms =
+                    arrow_cast::cast(array, &DataType::Timestamp(TimeUnit::Millisecond, None))?;
+                let ms = arrow_cast::cast(&ms, &DataType::Int64)?;
+                let values: Vec<i64> = ms
+                    .as_primitive_opt::<arrow_array::types::Int64Type>()
+                    .map(|a| a.values().to_vec())
+                    .unwrap_or_default();
+                Some(NullableEncoder::new(Box::new(Millis(values)), nulls))
+            }
+            DataType::Decimal128(_, scale) if self.decimals != DecimalEncoding::Number => array
+                .as_primitive_opt::<arrow_array::types::Decimal128Type>()
+                .map(|d| {
+                    NullableEncoder::new(
+                        Box::new(Decimals {
+                            array: d,
+                            scale: *scale,
+                            bytes: self.decimals == DecimalEncoding::Bytes,
+                        }),
+                        nulls,
+                    )
+                }),
+            _ => None,
+        })
+    }
+}
+
+/// A list of JSON values, each written as the JSON it holds.
+struct JsonList<'a>(&'a arrow_array::ListArray);
+
+impl Encoder for JsonList<'_> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        out.push(b'[');
+        let items = self.0.value(idx);
+        if let Some(strings) = items.as_string_opt::<i32>() {
+            for i in 0..strings.len() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                if strings.is_null(i) {
+                    out.extend_from_slice(b"null");
+                } else {
+                    RawJson(strings).encode(i, out);
+                }
+            }
         }
+        out.push(b']');
+    }
+}
+
+/// Timestamps as millisecond numbers.
+struct Millis(Vec<i64>);
+
+impl Encoder for Millis {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        out.extend_from_slice(
+            self.0
+                .get(idx)
+                .copied()
+                .unwrap_or_default()
+                .to_string()
+                .as_bytes(),
+        );
+    }
+}
+
+/// Decimals as `"123.45"`, or as base64 of their unscaled big-endian bytes.
+struct Decimals<'a> {
+    array: &'a arrow_array::Decimal128Array,
+    scale: i8,
+    bytes: bool,
+}
+
+impl Encoder for Decimals<'_> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        use base64::Engine;
+        let v = self.array.value(idx);
+        let text = if self.bytes {
+            base64::engine::general_purpose::STANDARD.encode(crate::avro_encode::minimal_be(v))
+        } else {
+            crate::json_rewrite::decimal_text(v, self.scale)
+        };
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
     }
 }
 

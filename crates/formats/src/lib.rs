@@ -17,6 +17,7 @@ mod encode;
 mod expanded;
 mod from_options;
 mod infer;
+mod json_rewrite;
 mod json_schema;
 mod proto_decode;
 mod proto_encode;

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
 use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
 use tributary_formats::{BatchDecoder, RowEncoder, fields_from_json_schema};
 use tributary_types::{
     ConnectionSchema, FieldType, Format, JsonFormat, SourceField, TimestampFormat,
@@ -114,6 +115,145 @@ fn encoder_refusals_are_explained() {
     assert!(
         e.to_string()
             .contains("'parquet' format is not supported yet"),
+        "{e}"
+    );
+}
+
+#[test]
+fn nested_json_columns_and_timestamps_and_decimal_encodings_round_trip() {
+    use tributary_types::{DecimalEncoding, TimeUnit};
+    let fields = vec![
+        SourceField::required("id", FieldType::Int64),
+        SourceField::new(
+            "s",
+            FieldType::Struct {
+                fields: vec![
+                    SourceField::new("doc", FieldType::Json),
+                    SourceField::new(
+                        "at",
+                        FieldType::Timestamp {
+                            unit: TimeUnit::Microsecond,
+                        },
+                    ),
+                    SourceField::new(
+                        "cost",
+                        FieldType::Decimal128 {
+                            precision: 12,
+                            scale: 3,
+                        },
+                    ),
+                ],
+            },
+        ),
+        SourceField::new("docs", FieldType::list(FieldType::Json)),
+        SourceField::new(
+            "amount",
+            FieldType::Decimal128 {
+                precision: 10,
+                scale: 2,
+            },
+        ),
+    ];
+    let messages: [&[u8]; 2] = [
+        br#"{"id": 1, "s": {"doc": {"a": [1, {"b": null}]}, "at": 1764460800123, "cost": "AeJA"}, "docs": [{"x": 1}, "two", 3], "amount": "MDk="}"#,
+        br#"{"id": 2, "s": {"doc": null, "at": null, "cost": null}, "docs": [], "amount": "/g=="}"#,
+    ];
+    for decimal_encoding in [DecimalEncoding::Bytes] {
+        let table = ConnectionSchema {
+            format: Some(Format::Json(JsonFormat {
+                timestamp_format: TimestampFormat::UnixMillis,
+                decimal_encoding,
+                ..Default::default()
+            })),
+            fields: fields.clone(),
+            ..Default::default()
+        };
+        let (a, b) = round_trip(&table, &messages, None);
+        assert_eq!(a, b);
+        let s = a.column(1).as_struct();
+        assert_eq!(
+            s.column(0).as_string::<i32>().value(0),
+            r#"{"a":[1,{"b":null}]}"#
+        );
+        assert_eq!(
+            s.column(1)
+                .as_primitive::<arrow_array::types::TimestampMicrosecondType>()
+                .value(0),
+            1_764_460_800_123_000
+        );
+        // "AeJA" is 0x01e240 = 123456 unscaled: 123.456.
+        assert_eq!(
+            s.column(2)
+                .as_primitive::<arrow_array::types::Decimal128Type>()
+                .value(0),
+            123_456
+        );
+        // "MDk=" is 0x3039 = 12345: 123.45; "/g==" is 0xfe = -2: -0.02.
+        let amounts = a
+            .column(3)
+            .as_primitive::<arrow_array::types::Decimal128Type>();
+        assert_eq!((amounts.value(0), amounts.value(1)), (12_345, -2));
+        // Written back the same way.
+        let out = RowEncoder::new(table.format.as_ref().unwrap(), None)
+            .unwrap()
+            .encode(&a)
+            .unwrap();
+        let text = String::from_utf8(out[0].clone()).unwrap();
+        assert!(text.contains(r#""amount":"MDk=""#), "{text}");
+        assert!(text.contains(r#""at":1764460800123"#), "{text}");
+        assert!(text.contains(r#""doc":{"a":[1,{"b":null}]}"#), "{text}");
+    }
+    // Decimals as strings.
+    let table = ConnectionSchema {
+        format: Some(Format::Json(JsonFormat {
+            decimal_encoding: DecimalEncoding::String,
+            ..Default::default()
+        })),
+        fields: vec![SourceField::new(
+            "amount",
+            FieldType::Decimal128 {
+                precision: 10,
+                scale: 2,
+            },
+        )],
+        ..Default::default()
+    };
+    let (a, b) = round_trip(
+        &table,
+        &[br#"{"amount": "-123.45"}"#, br#"{"amount": 7}"#],
+        None,
+    );
+    assert_eq!(a, b);
+    let out = RowEncoder::new(table.format.as_ref().unwrap(), None)
+        .unwrap()
+        .encode(&a)
+        .unwrap();
+    assert_eq!(out[0], br#"{"amount":"-123.45"}"#);
+    assert_eq!(out[1], br#"{"amount":"7.00"}"#);
+}
+
+#[test]
+fn bad_base64_decimals_are_bad_records_naming_the_field() {
+    let table = ConnectionSchema {
+        format: Some(Format::Json(JsonFormat {
+            decimal_encoding: tributary_types::DecimalEncoding::Bytes,
+            ..Default::default()
+        })),
+        fields: vec![SourceField::new(
+            "amount",
+            FieldType::Decimal128 {
+                precision: 10,
+                scale: 2,
+            },
+        )],
+        ..Default::default()
+    };
+    let mut d = BatchDecoder::new(&table).unwrap();
+    let e = d.push(br#"{"amount": "not base64!"}"#).unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "record 1 could not be decoded: field 'amount': 'not base64!' is not base64"
+        ),
         "{e}"
     );
 }
