@@ -9,6 +9,7 @@
 //! case pays nothing for `bad_data = 'drop'`.
 
 use crate::avro_decode::{AvroRows, AvroSchemaLookup};
+use crate::debezium::{CHANGE_COLUMN, ChangeKind, row_images};
 use crate::json_rewrite::Rewrites;
 use crate::proto_decode::ProtoRows;
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
@@ -88,6 +89,18 @@ struct JsonPlan {
     /// The arrow-json decoder, kept between batches so its buffers are reused; dropped
     /// after an error, since its state is then unknown.
     decoder: Option<arrow_json::reader::Decoder>,
+    /// For debezium_json: the change kind of each pending row image.
+    debezium: Option<Changelog>,
+}
+
+/// The change kinds of pending Debezium row images, and which message each came from.
+#[derive(Debug)]
+struct Changelog {
+    /// The table's columns, without `_change`.
+    physical: SchemaRef,
+    kinds: Vec<ChangeKind>,
+    message_of: Vec<usize>,
+    messages: usize,
 }
 
 /// Rows arrow-json decodes before it must be flushed; batches larger than this are
@@ -99,9 +112,12 @@ impl BatchDecoder {
     /// source adds them.
     pub fn new(schema: &ConnectionSchema) -> Result<Self, DecodeError> {
         let physical: Vec<&SourceField> = schema.physical_fields().collect();
-        let output = Arc::new(Schema::new(
-            physical.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
-        ));
+        let mut fields: Vec<Field> = physical.iter().map(|f| f.to_arrow()).collect();
+        // Debezium rows carry their change kind after the table's columns.
+        if matches!(&schema.format, Some(Format::Json(j)) if j.debezium) {
+            fields.push(Field::new(CHANGE_COLUMN, DataType::Utf8, false));
+        }
+        let output = Arc::new(Schema::new(fields));
         let max_line = schema
             .framing
             .as_ref()
@@ -310,7 +326,16 @@ impl JsonPlan {
                 _ => decode_fields.push(f.to_arrow()),
             }
         }
+        let debezium = format.debezium.then(|| Changelog {
+            physical: Arc::new(Schema::new(
+                physical.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
+            )),
+            kinds: Vec::new(),
+            message_of: Vec::new(),
+            messages: 0,
+        });
         Ok(Self {
+            debezium,
             rewrites: Rewrites::for_fields(physical, format),
             confluent_header: format.confluent_schema_registry,
             decode_schema: Arc::new(Schema::new(decode_fields)),
@@ -335,6 +360,34 @@ impl JsonPlan {
         } else {
             record
         };
+        let Some(log) = &mut self.debezium else {
+            return self.push_image(body);
+        };
+        log.messages += 1;
+        let message = log.messages;
+        let images = row_images(body)?;
+        let mark = (self.pending.len(), self.spans.len());
+        for (kind, image) in images {
+            if let Err(e) = self.push_image(image) {
+                // All of the message or none of it.
+                self.pending.truncate(mark.0);
+                self.spans.truncate(mark.1);
+                if let Some(log) = &mut self.debezium {
+                    log.kinds.truncate(mark.1);
+                    log.message_of.truncate(mark.1);
+                }
+                return Err(e);
+            }
+            if let Some(log) = &mut self.debezium {
+                log.kinds.push(kind);
+                log.message_of.push(message);
+            }
+        }
+        Ok(())
+    }
+
+    /// One JSON object to decode.
+    fn push_image(&mut self, body: &[u8]) -> Result<(), String> {
         let start = self.pending.len();
         if self.rewrites.is_empty() {
             self.pending.extend_from_slice(body);
@@ -359,7 +412,14 @@ impl JsonPlan {
         // The buffers are handed back emptied, so a long-lived decoder reuses their memory.
         let mut pending = std::mem::take(&mut self.pending);
         let mut spans = std::mem::take(&mut self.spans);
-        let out = self.finish_pending(&pending, &spans, output, bad_data, dropped);
+        let out = match self.debezium.as_ref().map(|l| l.physical.clone()) {
+            None => self.finish_pending(&pending, &spans, output, bad_data, dropped),
+            Some(physical) => {
+                let mut bad = Vec::new();
+                let rows = self.finish_pending(&pending, &spans, &physical, bad_data, &mut bad);
+                self.with_changes(rows, output, bad, dropped)
+            }
+        };
         pending.clear();
         spans.clear();
         self.pending = pending;
@@ -411,6 +471,72 @@ impl JsonPlan {
             }
         };
         batch.map(Some)
+    }
+
+    /// Debezium rows with their `_change` column; dropped row images are reported by the
+    /// message they came from.
+    fn with_changes(
+        &mut self,
+        rows: Result<Option<RecordBatch>, DecodeError>,
+        output: &SchemaRef,
+        bad: Vec<DecodeError>,
+        dropped: &mut Vec<DecodeError>,
+    ) -> Result<Option<RecordBatch>, DecodeError> {
+        let Some(log) = &mut self.debezium else {
+            return rows;
+        };
+        let kinds = std::mem::take(&mut log.kinds);
+        let message_of = std::mem::take(&mut log.message_of);
+        log.messages = 0;
+        let of = |i: usize| message_of.get(i.wrapping_sub(1)).copied().unwrap_or(i);
+        // A message is kept or dropped whole: an update never loses half its images.
+        let mut bad_images = std::collections::HashSet::new();
+        let mut bad_messages = std::collections::BTreeSet::new();
+        for e in bad {
+            if let DecodeError::BadRecord { index, reason } = e {
+                bad_images.insert(index);
+                if bad_messages.insert(of(index)) {
+                    dropped.push(DecodeError::BadRecord {
+                        index: of(index),
+                        reason,
+                    });
+                }
+            }
+        }
+        let batch = match rows {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(None),
+            Err(DecodeError::BadRecord { index, reason }) => {
+                return Err(DecodeError::BadRecord {
+                    index: of(index),
+                    reason,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        // The decoded rows are the images that decoded, in order.
+        let decoded: Vec<usize> = (1..=kinds.len())
+            .filter(|i| !bad_images.contains(i))
+            .collect();
+        let keep: arrow_array::BooleanArray = decoded
+            .iter()
+            .map(|i| Some(!bad_messages.contains(&of(*i))))
+            .collect();
+        let batch = arrow_select::filter::filter_record_batch(&batch, &keep)
+            .map_err(|e| DecodeError::Unsupported(e.to_string()))?;
+        if batch.num_rows() == 0 {
+            return Ok(None);
+        }
+        let changes: arrow_array::StringArray = decoded
+            .iter()
+            .filter(|i| !bad_messages.contains(&of(**i)))
+            .map(|i| kinds.get(i - 1).map(|k| k.as_str()))
+            .collect();
+        let mut columns = batch.columns().to_vec();
+        columns.push(Arc::new(changes));
+        RecordBatch::try_new(output.clone(), columns)
+            .map(Some)
+            .map_err(|e| DecodeError::Unsupported(e.to_string()))
     }
 
     /// Decode newline-separated records with the long-lived decoder.

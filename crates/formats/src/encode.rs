@@ -1,8 +1,10 @@
 //! Arrow `RecordBatch`es → one message per row, for sinks: json (RFC 3339 or `unix_millis`
-//! timestamps, JSON columns embedded as JSON, optional Confluent wire header), avro (see
+//! timestamps, JSON columns embedded as JSON, decimal encodings, optional Confluent wire
+//! header; Debezium change events for debezium_json), avro (see
 //! `avro_encode`), protobuf (`proto_encode`), raw_string and raw_bytes.
 
 use crate::avro_encode::{AvroWriter, container_file};
+use crate::debezium::{CHANGE_COLUMN, envelopes};
 use crate::proto_encode::ProtoWriter;
 use crate::proto_schema::{find_message, parse_descriptor_set};
 use arrow_array::cast::AsArray;
@@ -33,6 +35,8 @@ pub struct RowEncoder {
 enum Kind {
     Json {
         options: EncoderOptions,
+        /// Rows are wrapped in Debezium change events.
+        debezium: bool,
         /// The Confluent wire header (magic byte and schema id), when registered.
         header: Option<[u8; 5]>,
     },
@@ -129,27 +133,65 @@ impl RowEncoder {
                     }
                 })
             }
-            Kind::Json { options, header } => {
-                let rows = StructArray::from(batch.clone());
-                let field: FieldRef = Arc::new(Field::new(
-                    "row",
-                    DataType::Struct(rows.fields().clone()),
-                    false,
-                ));
-                let mut encoder = make_encoder(&field, &rows, options).map_err(err)?;
-                let mut out = Vec::with_capacity(rows.len());
-                for i in 0..rows.len() {
-                    let mut message = Vec::with_capacity(128);
-                    if let Some(h) = header {
-                        message.extend_from_slice(h);
+            Kind::Json {
+                options,
+                debezium,
+                header,
+            } => {
+                let (rows, kinds) = if *debezium {
+                    split_changes(batch).map_err(EncodeError::Unsupported)?
+                } else {
+                    (batch.clone(), None)
+                };
+                let mut out = json_rows(&rows, options).map_err(err)?;
+                if *debezium {
+                    let kinds: Option<Vec<&str>> = kinds
+                        .as_ref()
+                        .map(|k| (0..k.len()).map(|i| k.value(i)).collect());
+                    out = envelopes(out, kinds).map_err(EncodeError::Unsupported)?;
+                }
+                if let Some(h) = header {
+                    for m in &mut out {
+                        m.splice(0..0, h.iter().copied());
                     }
-                    encoder.encode(i, &mut message);
-                    out.push(message);
                 }
                 Ok(out)
             }
         }
     }
+}
+
+/// Each row as a JSON object.
+fn json_rows(batch: &RecordBatch, options: &EncoderOptions) -> Result<Vec<Vec<u8>>, ArrowError> {
+    let rows = StructArray::from(batch.clone());
+    let field: FieldRef = Arc::new(Field::new(
+        "row",
+        DataType::Struct(rows.fields().clone()),
+        false,
+    ));
+    let mut encoder = make_encoder(&field, &rows, options)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for i in 0..rows.len() {
+        let mut message = Vec::with_capacity(128);
+        encoder.encode(i, &mut message);
+        out.push(message);
+    }
+    Ok(out)
+}
+
+/// The rows without their `_change` column, and its values (when the batch has one).
+fn split_changes(batch: &RecordBatch) -> Result<(RecordBatch, Option<StringArray>), String> {
+    let Ok(i) = batch.schema().index_of(CHANGE_COLUMN) else {
+        return Ok((batch.clone(), None));
+    };
+    let kinds = batch
+        .column(i)
+        .as_string_opt::<i32>()
+        .cloned()
+        .ok_or("the _change column must be text")?;
+    let mut rows = batch.clone();
+    rows.remove_column(i);
+    Ok((rows, Some(kinds)))
 }
 
 fn avro_kind(a: &AvroFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError> {
@@ -237,7 +279,11 @@ fn json_kind(j: &JsonFormat, schema_id: Option<u32>) -> Result<Kind, EncodeError
             unix_millis: j.timestamp_format == TimestampFormat::UnixMillis,
             decimals: j.decimal_encoding,
         }));
-    Ok(Kind::Json { options, header })
+    Ok(Kind::Json {
+        options,
+        debezium: j.debezium,
+        header,
+    })
 }
 
 /// The one `value` column of the raw formats.

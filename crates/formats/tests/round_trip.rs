@@ -256,3 +256,87 @@ fn bad_base64_decimals_are_bad_records_naming_the_field() {
         "{e}"
     );
 }
+
+#[test]
+fn debezium_events_become_a_changelog_and_back() {
+    use tributary_types::BadData;
+    let table = ConnectionSchema {
+        format: Some(Format::Json(JsonFormat {
+            debezium: true,
+            timestamp_format: TimestampFormat::UnixMillis,
+            decimal_encoding: tributary_types::DecimalEncoding::Bytes,
+            ..Default::default()
+        })),
+        fields: vec![
+            SourceField::required("id", FieldType::Int64),
+            SourceField::new("name", FieldType::String),
+            SourceField::new(
+                "amount",
+                FieldType::Decimal128 {
+                    precision: 10,
+                    scale: 2,
+                },
+            ),
+        ],
+        bad_data: Some(BadData::Drop),
+        ..Default::default()
+    };
+    let messages: [&[u8]; 6] = [
+        br#"{"before": null, "after": {"id": 1, "name": "a", "amount": "MDk="}, "op": "c", "ts_ms": 1}"#,
+        br#"{"schema": {}, "payload": {"before": {"id": 1, "name": "a", "amount": "MDk="}, "after": {"id": 1, "name": "b", "amount": null}, "op": "u"}}"#,
+        b"",
+        br#"{"before": {"id": "not a number"}, "after": {"id": 2}, "op": "u"}"#,
+        br#"{"before": {"id": 1, "name": "b"}, "after": null, "op": "d"}"#,
+        br#"{"after": {"id": 3}, "op": "r"}"#,
+    ];
+    let mut d = BatchDecoder::new(&table).unwrap();
+    assert_eq!(d.schema().field(3).name(), tributary_formats::CHANGE_COLUMN);
+    for m in messages {
+        d.push(m).unwrap();
+    }
+    let batch = d.finish().unwrap().unwrap();
+    let ids = batch
+        .column(0)
+        .as_primitive::<arrow_array::types::Int64Type>();
+    let changes = batch.column(3).as_string::<i32>();
+    let rows: Vec<(i64, &str)> = (0..batch.num_rows())
+        .map(|i| (ids.value(i), changes.value(i)))
+        .collect();
+    assert_eq!(
+        rows,
+        [(1, "+I"), (1, "-U"), (1, "+U"), (1, "-D"), (3, "+I")]
+    );
+    // The bad update is dropped whole and reported as the fourth message.
+    assert_eq!(d.dropped().count, 1);
+    assert!(
+        matches!(
+            &d.dropped().first,
+            Some(tributary_formats::DecodeError::BadRecord { index: 4, .. })
+        ),
+        "{:?}",
+        d.dropped().first
+    );
+    // Encoding pairs the update's images into one event again.
+    let out = RowEncoder::new(table.format.as_ref().unwrap(), None)
+        .unwrap()
+        .encode(&batch)
+        .unwrap();
+    let out: Vec<String> = out
+        .into_iter()
+        .map(|m| String::from_utf8(m).unwrap())
+        .collect();
+    assert_eq!(
+        out,
+        [
+            r#"{"before":null,"after":{"id":1,"name":"a","amount":"MDk="},"op":"c"}"#,
+            r#"{"before":{"id":1,"name":"a","amount":"MDk="},"after":{"id":1,"name":"b"},"op":"u"}"#,
+            r#"{"before":{"id":1,"name":"b"},"after":null,"op":"d"}"#,
+            r#"{"before":null,"after":{"id":3},"op":"c"}"#,
+        ]
+    );
+    // And decoding those events gives the same changelog.
+    for m in &out {
+        d.push(m.as_bytes()).unwrap();
+    }
+    assert_eq!(d.finish().unwrap().unwrap(), batch);
+}
