@@ -1,6 +1,7 @@
 //! Messages → Arrow `RecordBatch`es for a table's format: json (plain, gzip-compressed,
 //! Confluent wire header, unstructured, `unix_millis` timestamps, JSON columns), avro (see
-//! `avro_decode`), protobuf (`proto_decode`), raw_string and raw_bytes, with newline framing and the table's
+//! `avro_decode`), protobuf (`proto_decode`), parquet files (`parquet_files`), raw_string
+//! and raw_bytes, with newline framing and the table's
 //! `bad_data` policy.
 //!
 //! Messages are buffered by [`BatchDecoder::push`] and decoded together by
@@ -11,6 +12,7 @@
 use crate::avro_decode::{AvroRows, AvroSchemaLookup};
 use crate::debezium::{CHANGE_COLUMN, ChangeKind, row_images};
 use crate::json_rewrite::Rewrites;
+use crate::parquet_files::ParquetRows;
 use crate::proto_decode::ProtoRows;
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
@@ -69,6 +71,7 @@ enum Kind {
     RawBytes(BinaryBuilder),
     Avro(AvroRows),
     Protobuf(ProtoRows),
+    Parquet(ParquetRows),
 }
 
 /// JSON: what arrow-json decodes, what is taken as raw JSON text, and what is cast after.
@@ -133,11 +136,7 @@ impl BatchDecoder {
             Some(Format::Protobuf(p)) => {
                 Kind::Protobuf(ProtoRows::new(p, output.clone()).map_err(DecodeError::Unsupported)?)
             }
-            Some(other) => {
-                return Err(DecodeError::Unsupported(format!(
-                    "decoding the '{other}' format is not supported yet"
-                )));
-            }
+            Some(Format::Parquet(_)) => Kind::Parquet(ParquetRows::new(output.clone())),
             None => return Err(DecodeError::Unsupported("the table has no format".into())),
         };
         let gzip = matches!(&schema.format, Some(Format::Json(j)) if j.compression == JsonCompression::Gzip);
@@ -222,6 +221,7 @@ impl BatchDecoder {
             }
             Kind::Avro(rows) => rows.push(record).err(),
             Kind::Protobuf(rows) => rows.push(record).err(),
+            Kind::Parquet(rows) => rows.push(record).err(),
         };
         match problem {
             Some(reason) => self.bad(reason),
@@ -268,6 +268,13 @@ impl BatchDecoder {
                 return rows.finish().map(Some).map_err(DecodeError::Unsupported);
             }
             Kind::Protobuf(rows) => {
+                self.records = 0;
+                if rows.is_empty() {
+                    return Ok(None);
+                }
+                return rows.finish().map(Some).map_err(DecodeError::Unsupported);
+            }
+            Kind::Parquet(rows) => {
                 self.records = 0;
                 if rows.is_empty() {
                     return Ok(None);

@@ -5,6 +5,7 @@
 
 use crate::avro_encode::{AvroWriter, container_file};
 use crate::debezium::{CHANGE_COLUMN, envelopes};
+use crate::parquet_files::write_file;
 use crate::proto_encode::ProtoWriter;
 use crate::proto_schema::{find_message, parse_descriptor_set};
 use arrow_array::cast::AsArray;
@@ -14,7 +15,7 @@ use arrow_schema::{ArrowError, DataType, Field, FieldRef, TimeUnit};
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use tributary_types::{
-    AvroFormat, DecimalEncoding, Format, JsonFormat, ProtobufFormat, TimestampFormat,
+    AvroFormat, DecimalEncoding, Format, JsonFormat, ParquetFormat, ProtobufFormat, TimestampFormat,
 };
 
 /// Why a batch could not be encoded.
@@ -46,6 +47,7 @@ enum Kind {
         writer: AvroWriter,
         framing: AvroFraming,
     },
+    Parquet(ParquetFormat),
     Protobuf {
         writer: ProtoWriter,
         /// Bytes written before each message (the Confluent header and indexes).
@@ -74,16 +76,12 @@ impl RowEncoder {
             Format::RawBytes {} => Kind::RawBytes,
             Format::Avro(a) => avro_kind(a, schema_id)?,
             Format::Protobuf(p) => protobuf_kind(p, schema_id)?,
-            other => {
-                return Err(EncodeError::Unsupported(format!(
-                    "encoding the '{other}' format is not supported yet"
-                )));
-            }
+            Format::Parquet(p) => Kind::Parquet(p.clone()),
         };
         Ok(Self { kind })
     }
 
-    /// One message per row of `batch`.
+    /// One message per row of `batch`; for parquet, one file holding the whole batch.
     pub fn encode(&self, batch: &RecordBatch) -> Result<Vec<Vec<u8>>, EncodeError> {
         let err = |e: ArrowError| EncodeError::Unsupported(e.to_string());
         match &self.kind {
@@ -97,6 +95,14 @@ impl RowEncoder {
                 .iter()
                 .map(|v| v.unwrap_or_default().to_vec())
                 .collect()),
+            Kind::Parquet(format) => {
+                if batch.num_rows() == 0 {
+                    return Ok(Vec::new());
+                }
+                Ok(vec![
+                    write_file(format, batch).map_err(EncodeError::Unsupported)?,
+                ])
+            }
             Kind::Protobuf {
                 writer,
                 prefix,

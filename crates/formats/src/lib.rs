@@ -20,6 +20,7 @@ mod from_options;
 mod infer;
 mod json_rewrite;
 mod json_schema;
+mod parquet_files;
 mod proto_decode;
 mod proto_encode;
 mod proto_schema;

@@ -220,3 +220,57 @@ fn binary_formats_survive_mutation() {
         }
     }
 }
+
+/// Damaged Parquet files are bad records, never panics.
+#[test]
+fn damaged_parquet_files_never_panic() {
+    use tributary_types::{FieldType, ParquetFormat, SourceField};
+    let table = ConnectionSchema {
+        format: Some(Format::Parquet(ParquetFormat::default())),
+        fields: vec![
+            SourceField::required("id", FieldType::Int64),
+            SourceField::new("tags", FieldType::list(FieldType::String)),
+            SourceField::new("m", FieldType::map(FieldType::String, FieldType::Float64)),
+        ],
+        bad_data: Some(BadData::Drop),
+        ..Default::default()
+    };
+    let Ok(mut json) = BatchDecoder::new(&ConnectionSchema {
+        format: Some(Format::Json(JsonFormat::default())),
+        ..table.clone()
+    }) else {
+        panic!("json decoder");
+    };
+    for i in 0..50 {
+        let _ = json
+            .push(format!(r#"{{"id": {i}, "tags": ["a", "b"], "m": {{"k": {i}.5}}}}"#).as_bytes());
+    }
+    let rows = json
+        .finish()
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("rows"));
+    let file =
+        tributary_formats::RowEncoder::new(table.format.as_ref().unwrap_or_else(|| panic!()), None)
+            .and_then(|e| e.encode(&rows))
+            .ok()
+            .and_then(|mut f| f.pop())
+            .unwrap_or_default();
+    assert!(!file.is_empty());
+    let mut rng = Rng(0x0dd_ba11_cafe_f00d);
+    for _ in 0..2_000 {
+        let Ok(mut d) = BatchDecoder::new(&table) else {
+            panic!("parquet decoder");
+        };
+        let mut damaged = file.clone();
+        for _ in 0..1 + rng.below(6) {
+            let at = rng.below(damaged.len());
+            damaged[at] = (rng.next() & 0xff) as u8;
+        }
+        if rng.below(4) == 0 {
+            damaged.truncate(rng.below(damaged.len()));
+        }
+        let _ = d.push(&damaged);
+        let _ = d.finish();
+    }
+}

@@ -340,3 +340,87 @@ fn debezium_events_become_a_changelog_and_back() {
     }
     assert_eq!(d.finish().unwrap().unwrap(), batch);
 }
+
+#[test]
+fn parquet_files_round_trip_with_every_codec_and_conform_to_the_table() {
+    use tributary_types::{BadData, ParquetCompression, ParquetFormat};
+    let json = json_table(JsonFormat::default());
+    let mut d = BatchDecoder::new(&json).unwrap();
+    for m in MESSAGES {
+        d.push(m).unwrap();
+    }
+    let rows = d.finish().unwrap().unwrap();
+    for compression in [
+        ParquetCompression::Uncompressed,
+        ParquetCompression::Snappy,
+        ParquetCompression::Gzip,
+        ParquetCompression::Zstd,
+        ParquetCompression::Lz4,
+        ParquetCompression::Lz4Raw,
+    ] {
+        let table = ConnectionSchema {
+            format: Some(Format::Parquet(ParquetFormat {
+                compression,
+                row_group_bytes: Some(1),
+            })),
+            fields: json.fields.clone(),
+            ..Default::default()
+        };
+        let files = RowEncoder::new(table.format.as_ref().unwrap(), None)
+            .unwrap()
+            .encode(&rows)
+            .unwrap();
+        assert_eq!(files.len(), 1, "one file per batch");
+        assert_eq!(&files[0][..4], b"PAR1");
+        let mut p = BatchDecoder::new(&table).unwrap();
+        p.push(&files[0]).unwrap();
+        p.push(&files[0]).unwrap();
+        let back = p.finish().unwrap().unwrap();
+        assert_eq!(back.num_rows(), 2 * rows.num_rows(), "{compression:?}");
+        assert_eq!(back.slice(0, rows.num_rows()), rows, "{compression:?}");
+    }
+    // A table reading a subset, a widened type and a column the file lacks.
+    let file = RowEncoder::new(&Format::Parquet(ParquetFormat::default()), None)
+        .unwrap()
+        .encode(&rows)
+        .unwrap()
+        .remove(0);
+    let narrow = ConnectionSchema {
+        format: Some(Format::Parquet(ParquetFormat::default())),
+        fields: vec![
+            SourceField::new("price", FieldType::Float64),
+            SourceField::required("id", FieldType::Int64),
+            SourceField::new("missing", FieldType::String),
+        ],
+        bad_data: Some(BadData::Drop),
+        ..Default::default()
+    };
+    let mut p = BatchDecoder::new(&narrow).unwrap();
+    p.push(&file).unwrap();
+    p.push(b"PAR1 but not really").unwrap();
+    let b = p.finish().unwrap().unwrap();
+    assert_eq!(b.num_columns(), 3);
+    assert_eq!(b.num_rows(), 3);
+    assert_eq!(b.column(2).null_count(), 3);
+    assert_eq!(p.dropped().count, 1);
+    let reason = match &p.dropped().first {
+        Some(tributary_formats::DecodeError::BadRecord { reason, .. }) => reason.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        reason.starts_with("it is not a readable Parquet file"),
+        "{reason}"
+    );
+    // A NOT NULL column the file lacks is a bad file.
+    let strict = ConnectionSchema {
+        fields: vec![SourceField::required("nope", FieldType::Int32)],
+        bad_data: None,
+        ..narrow
+    };
+    let e = BatchDecoder::new(&strict).unwrap().push(&file).unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("the file has no column 'nope', which is NOT NULL"),
+        "{e}"
+    );
+}
