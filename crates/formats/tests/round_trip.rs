@@ -111,12 +111,17 @@ fn encoder_refusals_are_explained() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("needs a schema id"), "{e}");
-    let e = RowEncoder::new(&Format::Parquet(Default::default()), None).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("'parquet' format is not supported yet"),
-        "{e}"
-    );
+    let e = RowEncoder::new(
+        &Format::Json(JsonFormat {
+            unstructured: true,
+            ..Default::default()
+        }),
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("use raw_string for that"), "{e}");
+    let e = RowEncoder::new(&Format::Avro(Default::default()), None).unwrap_err();
+    assert!(e.to_string().contains("no Avro schema to write with"), "{e}");
 }
 
 #[test]
