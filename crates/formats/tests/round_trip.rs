@@ -121,7 +121,10 @@ fn encoder_refusals_are_explained() {
     .unwrap_err();
     assert!(e.to_string().contains("use raw_string for that"), "{e}");
     let e = RowEncoder::new(&Format::Avro(Default::default()), None).unwrap_err();
-    assert!(e.to_string().contains("no Avro schema to write with"), "{e}");
+    assert!(
+        e.to_string().contains("no Avro schema to write with"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use crate::ddl::{
     alter_profile, build_profile, build_table, catalog_diagnostic, drop_profile,
-    fetch_registry_schema,
+    fetch_registry_schema, register_sink_schema,
 };
 use crate::describe;
 use crate::errors::datafusion_diagnostic;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use tributary_catalog::{CatalogStore, Change};
 use tributary_connectors::registry;
 use tributary_types::options::quoted_list;
-use tributary_types::{Diagnostic, Span, closest};
+use tributary_types::{ConnectionType, Diagnostic, Span, closest};
 
 /// How a script is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -298,7 +298,20 @@ impl Session {
                     let state = state.read();
                     build_table(store, &state, create, fetched)
                 };
-                let (table, warnings) = built.map_err(fail)?;
+                let (mut table, mut warnings) = built.map_err(fail)?;
+                // Registering is a change in another system: `check` does not make it.
+                if mode == Mode::Run {
+                    register_sink_schema(store, create, &mut table)
+                        .await
+                        .map_err(fail)?;
+                } else if table.connection_type == ConnectionType::Sink
+                    && matches!(&table.schema.format, Some(tributary_types::Format::Avro(a)) if a.confluent_schema_registry && a.schema_id.is_none())
+                {
+                    warnings.push(
+                        Diagnostic::note("the sink's Avro schema would be registered with the schema registry when the statement runs")
+                            .with_span(create.name.span),
+                    );
+                }
                 self.apply(vec![Change::PutTable(table)], create.name.span)
                     .map_err(fail)?;
                 Ok(done("CREATE TABLE", warnings))

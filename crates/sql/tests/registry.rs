@@ -316,3 +316,61 @@ async fn credentials_come_from_the_environment_and_are_never_printed() {
     let e = error_of(&session, "CREATE TABLE t WITH (connector = 'kafka', connection_profile = 'unset', topic = 'x', type = 'source', format = 'avro', 'avro.confluent_schema_registry' = true)").await;
     assert!(e.contains("TRIBUTARY_TEST_SR_UNSET"), "{e}");
 }
+
+#[tokio::test]
+async fn avro_sinks_register_their_schema_and_check_mode_does_not() {
+    let registry = FakeRegistry::start().await.unwrap();
+    let session = session_with(&registry, "").await;
+    // `check` validates without registering.
+    let outcomes = session
+        .run_script(
+            "CREATE TABLE out_checked (id BIGINT NOT NULL, name TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'out', type = 'sink', format = 'avro', 'avro.confluent_schema_registry' = true)",
+            tributary_sql::Mode::Check,
+        )
+        .await;
+    let result = outcomes[0].as_ref().unwrap();
+    assert_eq!(result.warnings[0].severity, Severity::Note);
+    assert_eq!(registry.requests(), 0);
+    session
+        .execute("CREATE TABLE out (id BIGINT NOT NULL, name TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'out', type = 'sink', format = 'avro', 'avro.confluent_schema_registry' = true)")
+        .await
+        .unwrap();
+    let t = session.store().table_by_name("out").unwrap().unwrap();
+    let Some(Format::Avro(a)) = &t.schema.format else {
+        panic!("not avro")
+    };
+    let id = a.schema_id.unwrap();
+    let client = tributary_registry::RegistryClient::new(
+        &registry.endpoint(),
+        None,
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap();
+    let registered = client
+        .subject_version("out-value", tributary_registry::Version::Latest)
+        .await
+        .unwrap();
+    assert_eq!(registered.id, id);
+    assert_eq!(Some(registered.schema.as_str()), a.reader_schema.as_deref());
+    // Its messages carry that id.
+    let encoder =
+        tributary_formats::RowEncoder::new(t.schema.format.as_ref().unwrap(), None).unwrap();
+    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    let batch = datafusion::arrow::record_batch::RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+        ])),
+        vec![
+            Arc::new(Int64Array::from(vec![7])),
+            Arc::new(StringArray::from(vec![Some("x")])),
+        ],
+    )
+    .unwrap();
+    let messages = encoder.encode(&batch).unwrap();
+    assert_eq!(
+        &messages[0][..5],
+        &[&[0u8][..], &id.to_be_bytes()[..]].concat()[..]
+    );
+}

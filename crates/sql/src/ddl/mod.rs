@@ -13,7 +13,7 @@ mod unknown;
 pub(crate) use columns::all_arrow_fields;
 pub use generic::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
 pub(crate) use profile::{alter_profile, build_profile, drop_profile, lookup as lookup_profile};
-pub(crate) use registry::fetch_registry_schema;
+pub(crate) use registry::{fetch_registry_schema, register_sink_schema};
 pub(crate) use table::build_table;
 
 use tributary_catalog::{CatalogError, ObjectKind};

@@ -1,4 +1,5 @@
-//! Schemas from a Confluent Schema Registry for `CREATE TABLE`: when a kafka or confluent
+//! Schemas and the Confluent Schema Registry for `CREATE TABLE`. Avro sinks writing
+//! registry-framed messages register their writer schema. When a kafka or confluent
 //! source table reads a registry-framed format (`avro`, `json` or `protobuf` with
 //! `<format>.confluent_schema_registry`) and gives no schema of its own, the subject's
 //! schema (`value.subject`, or `{topic}-value`; latest, or pinned with
@@ -13,7 +14,10 @@ use tributary_registry::{
     DEFAULT_TIMEOUT, RegisteredSchema, RegistryClient, RegistryError, SchemaType, Version,
 };
 use tributary_types::options::to_bool;
-use tributary_types::{Diagnostic, OptionValue, RegistrySource, Span, SqlOption, resolve_env};
+use tributary_types::{
+    ConnectionTable, ConnectionType, Diagnostic, Format, OptionValue, RegistrySource, Span,
+    SqlOption, resolve_env,
+};
 
 use crate::parser::ast::CreateTable;
 
@@ -131,6 +135,61 @@ pub(crate) async fn fetch_registry_schema(
             id: fetched.id,
         },
     }))
+}
+
+/// Register an Avro sink's writer schema under its subject when the sink writes
+/// registry-framed messages, so that its messages carry a schema id readers can resolve.
+/// The id (and subject) are recorded on the table.
+pub(crate) async fn register_sink_schema(
+    store: &dyn CatalogStore,
+    stmt: &CreateTable,
+    table: &mut ConnectionTable,
+) -> Result<(), Vec<Diagnostic>> {
+    if table.connection_type != ConnectionType::Sink {
+        return Ok(());
+    }
+    let Some(Format::Avro(avro)) = &mut table.schema.format else {
+        return Ok(());
+    };
+    if !avro.confluent_schema_registry || avro.schema_id.is_some() {
+        return Ok(());
+    }
+    let Some(schema) = avro.reader_schema.clone() else {
+        return Ok(());
+    };
+    let opt = |key: &str| stmt.options.iter().find(|o| o.key == key);
+    let span = opt("avro.confluent_schema_registry")
+        .map(|o| o.key_span)
+        .unwrap_or(stmt.with_span);
+    let settings =
+        registry_settings(store, &table.connector, stmt).map_err(|d| vec![d.with_span(span)])?;
+    let Some(endpoint) = settings.endpoint else {
+        return Err(vec![
+            Diagnostic::error(
+                "option 'avro.confluent_schema_registry' needs a schema registry to register the sink's schema with, but none is configured",
+            )
+            .with_span(span)
+            .with_help("Set 'schema_registry.endpoint' on the connection profile, or write bare datums with 'avro.raw_datums'."),
+        ]);
+    };
+    let subject = match (opt("value.subject"), opt("topic")) {
+        (Some(s), _) => s.value.as_text(),
+        (None, Some(t)) => format!("{}-value", t.value.as_text()),
+        (None, None) => return Ok(()),
+    };
+    let client = RegistryClient::new(&endpoint, settings.auth, DEFAULT_TIMEOUT)
+        .map_err(|e| vec![registry_error(e, &subject, span)])?;
+    let id = client
+        .register(&subject, SchemaType::Avro, &schema, &[])
+        .await
+        .map_err(|e| vec![registry_error(e, &subject, span)])?;
+    avro.schema_id = Some(id);
+    table.registry = Some(RegistrySource {
+        subject: Some(subject),
+        version: None,
+        id,
+    });
+    Ok(())
 }
 
 /// The registry's endpoint and credentials for the table.
