@@ -148,6 +148,30 @@ impl AvroRows {
         self.datum(&plan, body)
     }
 
+    /// The writer schema id of a registry-framed message, when no plan exists for it yet
+    /// and no lookup would find one: the caller fetches it and calls [`Self::add_writer`].
+    pub(crate) fn unknown_writer(&self, message: &[u8]) -> Option<u32> {
+        if self.framing != Framing::Registry || self.lookup.is_some() {
+            return None;
+        }
+        let [0, a, b, c, d, ..] = message else {
+            return None;
+        };
+        let id = u32::from_be_bytes([*a, *b, *c, *d]);
+        let own = self.reader.is_some() && self.table_schema_id.is_none_or(|t| t == id);
+        (!own && !self.by_id.contains_key(&id)).then_some(id)
+    }
+
+    /// Install the writer schema registered under `id`.
+    pub(crate) fn add_writer(&mut self, id: u32, schema_text: &str) -> Result<(), String> {
+        let schema = crate::parse_avro_schema(schema_text)
+            .map_err(|e| format!("writer schema {id}: {e}"))?;
+        let plan = Plan::new(&schema, &self.output, self.unstructured)
+            .map_err(|e| format!("writer schema {id}: {e}"))?;
+        self.by_id.insert(id, Arc::new(plan));
+        Ok(())
+    }
+
     fn plan_for_id(&mut self, id: u32) -> Result<Arc<Plan>, String> {
         if let Some(p) = self.by_id.get(&id) {
             return Ok(p.clone());

@@ -308,6 +308,29 @@ impl BatchDecoder {
         self
     }
 
+    /// For registry-framed Avro: the writer schema id `message` was written with, when the
+    /// decoder does not know that schema yet. An async caller fetches it from the registry
+    /// and hands it over with [`Self::add_avro_writer_schema`] before pushing the message.
+    pub fn unknown_avro_writer(&self, message: &[u8]) -> Option<u32> {
+        match &self.kind {
+            Kind::Avro(rows) => rows.unknown_writer(message),
+            _ => None,
+        }
+    }
+
+    /// Install the Avro writer schema registered under `id` (its resolution into the
+    /// table's columns is compiled now; an incompatible schema is an error here).
+    pub fn add_avro_writer_schema(&mut self, id: u32, schema: &str) -> Result<(), DecodeError> {
+        match &mut self.kind {
+            Kind::Avro(rows) => rows
+                .add_writer(id, schema)
+                .map_err(DecodeError::Unsupported),
+            _ => Err(DecodeError::Unsupported(
+                "writer schemas apply to Avro tables only".into(),
+            )),
+        }
+    }
+
     /// What `bad_data = 'drop'` dropped so far.
     pub fn dropped(&self) -> &Dropped {
         &self.dropped

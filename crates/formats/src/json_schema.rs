@@ -391,3 +391,65 @@ fn describe(v: &Value) -> String {
         Value::Null => "is null".into(),
     }
 }
+
+/// The JSON Schema (draft 2020-12) describing messages a sink with these columns writes:
+/// required columns listed under `required`, nullable ones admitting `null`.
+pub fn json_schema_for_fields(fields: &[SourceField], unix_millis: bool) -> Value {
+    let mut schema = object_schema(fields, unix_millis);
+    if let Value::Object(o) = &mut schema {
+        o.insert(
+            "$schema".into(),
+            Value::from("https://json-schema.org/draft/2020-12/schema"),
+        );
+    }
+    schema
+}
+
+fn object_schema(fields: &[SourceField], unix_millis: bool) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for f in fields {
+        if f.required {
+            required.push(Value::from(f.name.clone()));
+        }
+        properties.insert(f.name.clone(), nullable(f, unix_millis));
+    }
+    serde_json::json!({"type": "object", "properties": properties, "required": required})
+}
+
+/// A list item's or map value's schema, admitting null unless required.
+fn nullable(f: &SourceField, unix_millis: bool) -> Value {
+    let t = type_schema(&f.field_type, unix_millis);
+    if f.required {
+        t
+    } else {
+        serde_json::json!({"oneOf": [{"type": "null"}, t]})
+    }
+}
+
+fn type_schema(t: &FieldType, unix_millis: bool) -> Value {
+    use serde_json::json;
+    match t {
+        FieldType::Int32 => json!({"type": "integer", "format": "int32"}),
+        FieldType::Int64 => json!({"type": "integer"}),
+        FieldType::Uint32 | FieldType::Uint64 => json!({"type": "integer", "minimum": 0}),
+        FieldType::Float32 | FieldType::Float64 | FieldType::Decimal128 { .. } => {
+            json!({"type": "number"})
+        }
+        FieldType::Bool => json!({"type": "boolean"}),
+        FieldType::String => json!({"type": "string"}),
+        FieldType::Bytes => json!({"type": "string", "contentEncoding": "base64"}),
+        FieldType::Date => json!({"type": "string", "format": "date"}),
+        FieldType::Time { .. } => json!({"type": "string", "format": "time"}),
+        FieldType::Timestamp { .. } if unix_millis => json!({"type": "integer"}),
+        FieldType::Timestamp { .. } => json!({"type": "string", "format": "date-time"}),
+        FieldType::Json => json!({}),
+        FieldType::Struct { fields } => object_schema(fields, unix_millis),
+        FieldType::List { items } => {
+            json!({"type": "array", "items": nullable(items, unix_millis)})
+        }
+        FieldType::Map { value, .. } => {
+            json!({"type": "object", "additionalProperties": nullable(value, unix_millis)})
+        }
+    }
+}

@@ -36,7 +36,7 @@ pub use encode::{EncodeError, RowEncoder};
 pub use expanded::{ColumnNote, ExpandedSchema};
 pub use from_options::{FormatOptions, SchemaSource, format_from_options};
 pub use infer::{InferError, infer_fields};
-pub use json_schema::{JsonSchemaError, fields_from_json_schema};
+pub use json_schema::{JsonSchemaError, fields_from_json_schema, json_schema_for_fields};
 pub use proto_schema::{ProtoSchemaError, fields_from_protobuf};
 pub use references::{compile_proto_sources, inline_avro_references};
 pub use registry::{

@@ -569,6 +569,18 @@ fn registry_messages_resolve_each_writer_schema_into_the_table_columns() {
         e.to_string(),
         "record 1 could not be decoded: it was written with schema id 1, but the table's schema is id 2; reading other writer schemas needs the schema registry"
     );
+    // An async caller asks which schema is missing and installs it.
+    let mut d = BatchDecoder::new(&t).unwrap();
+    assert_eq!(d.unknown_avro_writer(&m1), Some(1));
+    assert_eq!(
+        d.unknown_avro_writer(&m2),
+        None,
+        "the table's own schema is known"
+    );
+    d.add_avro_writer_schema(1, v1).unwrap();
+    assert_eq!(d.unknown_avro_writer(&m1), None);
+    d.push(&m1).unwrap();
+    assert_eq!(d.finish().unwrap().unwrap().num_rows(), 1);
     let lookup = Registry(HashMap::from([(1, v1.to_string()), (2, v2.to_string())]));
     let mut d = BatchDecoder::new(&t)
         .unwrap()

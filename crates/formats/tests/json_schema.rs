@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use tributary_formats::{JsonSchemaError, fields_from_json_schema};
-use tributary_types::{FieldType, TimeUnit};
+use tributary_types::{FieldType, SourceField, TimeUnit};
 
 #[test]
 fn fixtures_match_their_snapshots() {
@@ -104,4 +104,28 @@ fn errors_say_what_and_where() {
         e.to_string().contains("the schema of a must be an object"),
         "{e}"
     );
+}
+
+#[test]
+fn sink_schemas_expand_back_into_the_same_columns() {
+    let fields = vec![
+        SourceField::required("id", FieldType::Int64),
+        SourceField::new(
+            "at",
+            FieldType::Timestamp {
+                unit: TimeUnit::Nanosecond,
+            },
+        ),
+        SourceField::new(
+            "user",
+            FieldType::Struct {
+                fields: vec![SourceField::required("name", FieldType::String)],
+            },
+        ),
+        SourceField::new("tags", FieldType::list(FieldType::String)),
+        SourceField::new("doc", FieldType::Json),
+    ];
+    let schema = tributary_formats::json_schema_for_fields(&fields, false);
+    let back = fields_from_json_schema(&schema.to_string()).unwrap();
+    assert_eq!(back.fields, fields);
 }

@@ -22,6 +22,17 @@ use tributary_connectors::registry;
 use tributary_types::options::quoted_list;
 use tributary_types::{ConnectionType, Diagnostic, Span, closest};
 
+/// Whether a format writes the Confluent wire header (and so needs a registered schema).
+fn registry_framed(format: Option<&tributary_types::Format>) -> bool {
+    use tributary_types::Format;
+    match format {
+        Some(Format::Avro(a)) => a.confluent_schema_registry,
+        Some(Format::Json(j)) => j.confluent_schema_registry,
+        Some(Format::Protobuf(p)) => p.confluent_schema_registry,
+        _ => false,
+    }
+}
+
 /// How a script is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -305,10 +316,10 @@ impl Session {
                         .await
                         .map_err(fail)?;
                 } else if table.connection_type == ConnectionType::Sink
-                    && matches!(&table.schema.format, Some(tributary_types::Format::Avro(a)) if a.confluent_schema_registry && a.schema_id.is_none())
+                    && registry_framed(table.schema.format.as_ref())
                 {
                     warnings.push(
-                        Diagnostic::note("the sink's Avro schema would be registered with the schema registry when the statement runs")
+                        Diagnostic::note("the sink's schema would be registered with the schema registry when the statement runs")
                             .with_span(create.name.span),
                     );
                 }

@@ -374,3 +374,49 @@ async fn avro_sinks_register_their_schema_and_check_mode_does_not() {
         &[&[0u8][..], &id.to_be_bytes()[..]].concat()[..]
     );
 }
+
+#[tokio::test]
+async fn json_sinks_register_a_json_schema_and_pinned_ids_need_no_registry() {
+    let registry = FakeRegistry::start().await.unwrap();
+    let session = session_with(&registry, "").await;
+    session
+        .execute("CREATE TABLE jout (id BIGINT NOT NULL, tags TEXT[]) WITH (connector = 'kafka', connection_profile = 'k', topic = 'jout', type = 'sink', format = 'json', 'json.confluent_schema_registry' = true)")
+        .await
+        .unwrap();
+    let client = tributary_registry::RegistryClient::new(
+        &registry.endpoint(),
+        None,
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap();
+    let got = client
+        .subject_version("jout-value", tributary_registry::Version::Latest)
+        .await
+        .unwrap();
+    assert_eq!(got.schema_type, SchemaType::Json);
+    // The registered JSON Schema describes the sink's columns.
+    let columns = tributary_formats::fields_from_json_schema(&got.schema)
+        .unwrap()
+        .fields;
+    assert_eq!(columns.len(), 2);
+    let t = session.store().table_by_name("jout").unwrap().unwrap();
+    assert!(matches!(&t.schema.format, Some(Format::Json(j)) if j.schema_id == Some(got.id)));
+    // A pinned id is used as given, without asking the registry.
+    let before = registry.requests();
+    session
+        .execute("CREATE CONNECTION PROFILE offline WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092')")
+        .await
+        .unwrap();
+    session
+        .execute("CREATE TABLE pinned (id BIGINT NOT NULL) WITH (connector = 'kafka', connection_profile = 'offline', topic = 'p', type = 'sink', format = 'protobuf', 'protobuf.confluent_schema_registry' = true, 'protobuf.schema_file' = '../../fixtures/protobuf/orders.proto', 'protobuf.message' = 'shop.v1.Order', 'schema_registry.id' = 41)")
+        .await
+        .unwrap();
+    assert_eq!(registry.requests(), before);
+    let t = session.store().table_by_name("pinned").unwrap().unwrap();
+    assert!(matches!(&t.schema.format, Some(Format::Protobuf(p)) if p.schema_id == Some(41)));
+    // Without a pin, a protobuf sink cannot register a descriptor set.
+    assert_eq!(
+        error_of(&session, "CREATE TABLE np (id BIGINT NOT NULL) WITH (connector = 'kafka', connection_profile = 'k', topic = 'p', type = 'sink', format = 'protobuf', 'protobuf.confluent_schema_registry' = true, 'protobuf.schema_file' = '../../fixtures/protobuf/orders.proto', 'protobuf.message' = 'shop.v1.Order')").await,
+        "a protobuf sink writing registry-framed messages needs the id of its registered schema | Register the .proto with the schema registry and give its id with 'schema_registry.id'."
+    );
+}

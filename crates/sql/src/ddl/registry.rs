@@ -9,14 +9,16 @@
 
 use std::collections::BTreeMap;
 use tributary_catalog::CatalogStore;
-use tributary_formats::{SchemaSource, compile_proto_sources, inline_avro_references};
+use tributary_formats::{
+    SchemaSource, compile_proto_sources, inline_avro_references, json_schema_for_fields,
+};
 use tributary_registry::{
     DEFAULT_TIMEOUT, RegisteredSchema, RegistryClient, RegistryError, SchemaType, Version,
 };
 use tributary_types::options::to_bool;
 use tributary_types::{
-    ConnectionTable, ConnectionType, Diagnostic, Format, OptionValue, RegistrySource, Span,
-    SqlOption, resolve_env,
+    ConnectionTable, ConnectionType, Diagnostic, Format, OptionValue, RegistrySource, SourceField,
+    Span, SqlOption, resolve_env,
 };
 
 use crate::parser::ast::CreateTable;
@@ -137,9 +139,10 @@ pub(crate) async fn fetch_registry_schema(
     }))
 }
 
-/// Register an Avro sink's writer schema under its subject when the sink writes
-/// registry-framed messages, so that its messages carry a schema id readers can resolve.
-/// The id (and subject) are recorded on the table.
+/// Give a sink writing registry-framed messages the schema id its messages carry: the one
+/// pinned with `schema_registry.id`, or the id the registry assigns when its writer schema
+/// (the Avro schema, or a JSON Schema of its columns) is registered under its subject. The
+/// id (and subject) are recorded on the table.
 pub(crate) async fn register_sink_schema(
     store: &dyn CatalogStore,
     stmt: &CreateTable,
@@ -148,28 +151,67 @@ pub(crate) async fn register_sink_schema(
     if table.connection_type != ConnectionType::Sink {
         return Ok(());
     }
-    let Some(Format::Avro(avro)) = &mut table.schema.format else {
-        return Ok(());
+    let opt = |key: &str| stmt.options.iter().find(|o| o.key == key);
+    let physical: Vec<SourceField> = table.schema.physical_fields().cloned().collect();
+    let (flag, schema_type, schema, schema_id) = match &mut table.schema.format {
+        Some(Format::Avro(a)) if a.confluent_schema_registry => (
+            "avro.confluent_schema_registry",
+            SchemaType::Avro,
+            a.reader_schema.clone(),
+            &mut a.schema_id,
+        ),
+        Some(Format::Json(j)) if j.confluent_schema_registry => (
+            "json.confluent_schema_registry",
+            SchemaType::Json,
+            Some(
+                json_schema_for_fields(
+                    &physical,
+                    j.timestamp_format == tributary_types::TimestampFormat::UnixMillis,
+                )
+                .to_string(),
+            ),
+            &mut j.schema_id,
+        ),
+        Some(Format::Protobuf(p)) if p.confluent_schema_registry => (
+            "protobuf.confluent_schema_registry",
+            SchemaType::Protobuf,
+            None,
+            &mut p.schema_id,
+        ),
+        _ => return Ok(()),
     };
-    if !avro.confluent_schema_registry || avro.schema_id.is_some() {
+    let span = opt(flag).map(|o| o.key_span).unwrap_or(stmt.with_span);
+    if let Some(pin) = opt("schema_registry.id") {
+        let id = match pinned(None, Some(pin)).map_err(|d| vec![d])? {
+            Pin::Id(id) => id,
+            Pin::Version(_) => return Ok(()),
+        };
+        *schema_id = Some(id);
+        table.registry = Some(RegistrySource {
+            subject: None,
+            version: None,
+            id,
+        });
         return Ok(());
     }
-    let Some(schema) = avro.reader_schema.clone() else {
-        return Ok(());
+    let Some(schema) = schema else {
+        return Err(vec![
+            Diagnostic::error(
+                "a protobuf sink writing registry-framed messages needs the id of its registered schema",
+            )
+            .with_span(span)
+            .with_help("Register the .proto with the schema registry and give its id with 'schema_registry.id'."),
+        ]);
     };
-    let opt = |key: &str| stmt.options.iter().find(|o| o.key == key);
-    let span = opt("avro.confluent_schema_registry")
-        .map(|o| o.key_span)
-        .unwrap_or(stmt.with_span);
     let settings =
         registry_settings(store, &table.connector, stmt).map_err(|d| vec![d.with_span(span)])?;
     let Some(endpoint) = settings.endpoint else {
         return Err(vec![
-            Diagnostic::error(
-                "option 'avro.confluent_schema_registry' needs a schema registry to register the sink's schema with, but none is configured",
-            )
+            Diagnostic::error(format!(
+                "option '{flag}' needs a schema registry to register the sink's schema with, but none is configured"
+            ))
             .with_span(span)
-            .with_help("Set 'schema_registry.endpoint' on the connection profile, or write bare datums with 'avro.raw_datums'."),
+            .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the registered schema's id with 'schema_registry.id'."),
         ]);
     };
     let subject = match (opt("value.subject"), opt("topic")) {
@@ -180,10 +222,10 @@ pub(crate) async fn register_sink_schema(
     let client = RegistryClient::new(&endpoint, settings.auth, DEFAULT_TIMEOUT)
         .map_err(|e| vec![registry_error(e, &subject, span)])?;
     let id = client
-        .register(&subject, SchemaType::Avro, &schema, &[])
+        .register(&subject, schema_type, &schema, &[])
         .await
         .map_err(|e| vec![registry_error(e, &subject, span)])?;
-    avro.schema_id = Some(id);
+    *schema_id = Some(id);
     table.registry = Some(RegistrySource {
         subject: Some(subject),
         version: None,
