@@ -38,7 +38,9 @@ pub use from_options::{FormatOptions, SchemaSource, format_from_options};
 pub use infer::{InferError, infer_fields};
 pub use json_schema::{JsonSchemaError, fields_from_json_schema, json_schema_for_fields};
 pub use proto_schema::{ProtoSchemaError, fields_from_protobuf};
-pub use references::{compile_proto_sources, inline_avro_references};
+pub use references::{
+    compile_proto_sources, inline_avro_references, inline_json_schema_references,
+};
 pub use registry::{
     FORMATS, FormatOption, FormatSpec, GENERIC_FORMAT_OPTIONS, all_format_keys, format_spec,
 };

@@ -149,3 +149,110 @@ mod tests {
         assert!(missing.contains("nope.proto"), "{missing}");
     }
 }
+
+/// Make a JSON Schema that refers to other documents (registry references, by name)
+/// self-contained: each referenced document moves under `$defs` of the root, and every
+/// `$ref` to it (whole, or into it with `name#/pointer`) and every local `$ref` inside it is
+/// rewritten to point there. Referenced documents may refer to others in turn.
+pub fn inline_json_schema_references(
+    main: &str,
+    references: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let mut root: serde_json::Value =
+        serde_json::from_str(main).map_err(|e| format!("the schema is not JSON: {e}"))?;
+    // Where each referenced document will live.
+    let slots: BTreeMap<&str, String> = references
+        .keys()
+        .enumerate()
+        .map(|(i, name)| (name.as_str(), format!("#/$defs/__reference_{i}")))
+        .collect();
+    let mut defs = serde_json::Map::new();
+    for (i, (name, text)) in references.iter().enumerate() {
+        let mut doc: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("referenced schema '{name}' is not JSON: {e}"))?;
+        let own = slots.get(name.as_str()).cloned().unwrap_or_default();
+        rewrite_refs(&mut doc, &slots, Some(&own), 0)?;
+        defs.insert(format!("__reference_{i}"), doc);
+    }
+    rewrite_refs(&mut root, &slots, None, 0)?;
+    if !defs.is_empty() {
+        let serde_json::Value::Object(o) = &mut root else {
+            return Err("the schema's root is not an object".into());
+        };
+        let target = o
+            .entry("$defs")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(existing) = target {
+            existing.extend(defs);
+        }
+    }
+    serde_json::to_string(&root).map_err(|e| e.to_string())
+}
+
+/// Point `$ref`s at the slots of referenced documents; `own` is the slot of the document
+/// being rewritten, whose local refs (`#/...`) move with it.
+fn rewrite_refs(
+    v: &mut serde_json::Value,
+    slots: &BTreeMap<&str, String>,
+    own: Option<&str>,
+    depth: usize,
+) -> Result<(), String> {
+    use serde_json::Value as J;
+    if depth > 128 {
+        return Err("the schema nests too deeply".into());
+    }
+    match v {
+        J::Object(o) => {
+            if let Some(J::String(r)) = o.get_mut("$ref") {
+                let (doc, pointer) = r.split_once('#').unwrap_or((r.as_str(), ""));
+                let rewritten = if doc.is_empty() {
+                    own.map(|slot| format!("{slot}{pointer}"))
+                } else {
+                    slots.get(doc).map(|slot| format!("{slot}{pointer}"))
+                };
+                if let Some(new) = rewritten {
+                    *r = new;
+                }
+            }
+            for child in o.values_mut() {
+                rewrite_refs(child, slots, own, depth + 1)?;
+            }
+        }
+        J::Array(items) => {
+            for item in items {
+                rewrite_refs(item, slots, own, depth + 1)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn json_references_move_under_defs() {
+        let main = r##"{"type":"object","properties":{"customer":{"$ref":"customer.json"},"address":{"$ref":"customer.json#/$defs/Address"}}}"##;
+        let refs = BTreeMap::from([(
+            "customer.json".to_string(),
+            r##"{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"home":{"$ref":"#/$defs/Address"}},"$defs":{"Address":{"type":"object","properties":{"city":{"type":"string"}}}}}"##.to_string(),
+        )]);
+        let text = inline_json_schema_references(main, &refs).unwrap_or_default();
+        let fields = crate::fields_from_json_schema(&text).map(|e| {
+            e.fields
+                .iter()
+                .map(|f| format!("{} {}", f.name, f.field_type))
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(
+            fields,
+            Ok(vec![
+                "customer STRUCT<name TEXT NOT NULL, home STRUCT<city TEXT>>".to_string(),
+                "address STRUCT<city TEXT>".to_string()
+            ]),
+            "{text}"
+        );
+    }
+}

@@ -181,6 +181,29 @@ async fn json_subjects_give_columns_when_none_are_declared() {
         .unwrap();
     let r = session.execute("DESCRIBE events").await.unwrap();
     assert_eq!(describe_rows(&r[0]), ["id BIGINT", "tags TEXT[]"]);
+    // A schema referring to another subject's document.
+    registry.add(
+        "geo",
+        SchemaType::Json,
+        r##"{"type":"object","properties":{"lat":{"type":"number"},"lon":{"type":"number"}}}"##,
+        vec![],
+    );
+    registry.add(
+        "visits-value",
+        SchemaType::Json,
+        r##"{"type":"object","properties":{"at":{"$ref":"geo.json"}}}"##,
+        vec![Reference {
+            name: "geo.json".into(),
+            subject: "geo".into(),
+            version: 1,
+        }],
+    );
+    session
+        .execute("CREATE TABLE visits WITH (connector = 'kafka', connection_profile = 'k', topic = 'visits', type = 'source', format = 'json', 'json.confluent_schema_registry' = true)")
+        .await
+        .unwrap();
+    let r = session.execute("DESCRIBE visits").await.unwrap();
+    assert_eq!(describe_rows(&r[0]), ["at STRUCT<lat DOUBLE, lon DOUBLE>"]);
 }
 
 async fn error_of(session: &Session, sql: &str) -> String {

@@ -10,7 +10,8 @@
 use std::collections::BTreeMap;
 use tributary_catalog::CatalogStore;
 use tributary_formats::{
-    SchemaSource, compile_proto_sources, inline_avro_references, json_schema_for_fields,
+    SchemaSource, compile_proto_sources, inline_avro_references, inline_json_schema_references,
+    json_schema_for_fields,
 };
 use tributary_registry::{
     DEFAULT_TIMEOUT, RegisteredSchema, RegistryClient, RegistryError, SchemaType, Version,
@@ -356,26 +357,27 @@ fn schema_source(
     match fetched.schema_type {
         SchemaType::Avro => {
             let text = inline_avro_references(&fetched.schema, &texts).map_err(|e| {
-                Diagnostic::error(format!("the registry's Avro schema cannot be used: {e}")).with_span(span)
+                Diagnostic::error(format!("the registry's Avro schema cannot be used: {e}"))
+                    .with_span(span)
             })?;
             Ok(SchemaSource::Avro { text, span })
         }
-        SchemaType::Json if !references.is_empty() => Err(Diagnostic::error(
-            "the registry's JSON schema refers to other subjects, which is not supported",
-        )
-        .with_span(span)
-        .with_help("Register the JSON schema with its definitions inlined ($defs), or give it with 'json.schema'.")),
-        SchemaType::Json => Ok(SchemaSource::Json {
-            text: fetched.schema.clone(),
-            span,
-        }),
+        SchemaType::Json => {
+            let text = inline_json_schema_references(&fetched.schema, &texts).map_err(|e| {
+                Diagnostic::error(format!("the registry's JSON schema cannot be used: {e}"))
+                    .with_span(span)
+            })?;
+            Ok(SchemaSource::Json { text, span })
+        }
         SchemaType::Protobuf => {
             const MAIN: &str = "registry-schema.proto";
             let mut files = texts;
             files.insert(MAIN.to_string(), fetched.schema.clone());
             let descriptor = compile_proto_sources(MAIN, &files).map_err(|e| {
-                Diagnostic::error(format!("the registry's Protobuf schema does not compile: {e}"))
-                    .with_span(span)
+                Diagnostic::error(format!(
+                    "the registry's Protobuf schema does not compile: {e}"
+                ))
+                .with_span(span)
             })?;
             let message = match message {
                 Some(m) => m.value.as_text(),
