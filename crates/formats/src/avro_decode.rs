@@ -3,8 +3,9 @@
 //! per id), bare datums, and object container files (null and deflate codecs).
 
 use crate::avro_plan::{MAX_DEPTH, Op, Shape, ShapeId, Shapes, plan};
-use crate::avro_wire::{Cursor, be_i128};
 use crate::columns::{ColumnBuilder, RowsBuilder};
+use crate::failure::Failure;
+use crate::wire::{Cursor, be_i128};
 use apache_avro::Schema;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, SchemaRef};
@@ -316,56 +317,6 @@ impl AvroRows {
 
 /// The largest inflated container block accepted.
 const MAX_BLOCK_BYTES: u64 = 256 << 20;
-
-/// A decoding failure and the field path it happened at.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    /// Innermost first.
-    path: Vec<String>,
-    reason: String,
-}
-
-impl Failure {
-    fn new(reason: impl Into<String>) -> Self {
-        Self {
-            path: Vec::new(),
-            reason: reason.into(),
-        }
-    }
-
-    fn at(mut self, name: &str) -> Self {
-        self.path.push(name.to_string());
-        self
-    }
-}
-
-impl From<&str> for Failure {
-    fn from(reason: &str) -> Self {
-        Failure::new(reason)
-    }
-}
-
-impl From<String> for Failure {
-    fn from(reason: String) -> Self {
-        Failure::new(reason)
-    }
-}
-
-impl From<crate::columns::ColumnError> for Failure {
-    fn from(e: crate::columns::ColumnError) -> Self {
-        Failure::new(e.0)
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            return f.write_str(&self.reason);
-        }
-        let path: Vec<&str> = self.path.iter().rev().map(String::as_str).collect();
-        write!(f, "field '{}': {}", path.join("."), self.reason)
-    }
-}
 
 /// Read one writer value with `op` into `col`.
 fn read(

@@ -2,7 +2,7 @@
 //! none), and an encoder that writes each row as a datum straight from the Arrow arrays —
 //! bare, behind the Confluent header, or as a one-record object container file.
 
-use crate::avro_plan::{Meaning, Shape, ShapeId, Shapes, describe, is_json};
+use crate::avro_plan::{Meaning, Shape, ShapeId, Shapes, describe, is_json, per_second};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
@@ -458,12 +458,6 @@ pub(crate) fn integer_at(col: &ArrayRef, row: usize, m: &Meaning) -> Result<i64,
 }
 
 fn convert(v: i64, from: TimeUnit, to: TimeUnit) -> Result<i64, String> {
-    let per_second = |u: TimeUnit| match u {
-        TimeUnit::Second => 1i64,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
-    };
     let (f, t) = (per_second(from), per_second(to));
     if t >= f {
         v.checked_mul(t / f)
@@ -566,7 +560,7 @@ mod tests {
             i128::MIN,
             12345678901234567890,
         ] {
-            assert_eq!(crate::avro_wire::be_i128(&minimal_be(v)), Ok(v));
+            assert_eq!(crate::wire::be_i128(&minimal_be(v)), Ok(v));
         }
     }
 

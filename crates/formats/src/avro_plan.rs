@@ -378,14 +378,18 @@ pub(crate) fn is_json(field: &Field) -> bool {
         .is_some_and(|n| n == "arrow.json")
 }
 
-/// The multiplier and divisor from one time unit to another.
-fn unit_factor(from: TimeUnit, to: TimeUnit) -> (i64, i64) {
-    let per_second = |u: TimeUnit| match u {
-        TimeUnit::Second => 1i64,
+/// Ticks per second of a time unit.
+pub(crate) fn per_second(u: TimeUnit) -> i64 {
+    match u {
+        TimeUnit::Second => 1,
         TimeUnit::Millisecond => 1_000,
         TimeUnit::Microsecond => 1_000_000,
         TimeUnit::Nanosecond => 1_000_000_000,
-    };
+    }
+}
+
+/// The multiplier and divisor from one time unit to another.
+fn unit_factor(from: TimeUnit, to: TimeUnit) -> (i64, i64) {
     let (f, t) = (per_second(from), per_second(to));
     if t >= f { (t / f, 1) } else { (1, f / t) }
 }

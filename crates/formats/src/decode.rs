@@ -262,24 +262,15 @@ impl BatchDecoder {
             }
             Kind::Avro(rows) => {
                 self.records = 0;
-                if rows.is_empty() {
-                    return Ok(None);
-                }
-                return rows.finish().map(Some).map_err(DecodeError::Unsupported);
+                return finish_rows(rows.is_empty(), || rows.finish());
             }
             Kind::Protobuf(rows) => {
                 self.records = 0;
-                if rows.is_empty() {
-                    return Ok(None);
-                }
-                return rows.finish().map(Some).map_err(DecodeError::Unsupported);
+                return finish_rows(rows.is_empty(), || rows.finish());
             }
             Kind::Parquet(rows) => {
                 self.records = 0;
-                if rows.is_empty() {
-                    return Ok(None);
-                }
-                return rows.finish().map(Some).map_err(DecodeError::Unsupported);
+                return finish_rows(rows.is_empty(), || rows.finish());
             }
             Kind::Json(plan) => {
                 let bad_data = self.bad_data;
@@ -335,6 +326,17 @@ impl BatchDecoder {
     pub fn dropped(&self) -> &Dropped {
         &self.dropped
     }
+}
+
+/// A direct decoder's batch, or `None` when nothing was decoded.
+fn finish_rows(
+    empty: bool,
+    finish: impl FnOnce() -> Result<RecordBatch, String>,
+) -> Result<Option<RecordBatch>, DecodeError> {
+    if empty {
+        return Ok(None);
+    }
+    finish().map(Some).map_err(DecodeError::Unsupported)
 }
 
 impl JsonPlan {

@@ -165,19 +165,9 @@ fn json_format(
         },
         ..Default::default()
     };
-    let mut flag = |key: &str, diags: &mut Vec<Diagnostic>| -> Option<(bool, Span)> {
-        let o = opts.take(key)?;
-        match to_bool(&o) {
-            Ok(b) => Some((b, o.key_span)),
-            Err(d) => {
-                diags.push(d);
-                None
-            }
-        }
-    };
-    let registry = flag("json.confluent_schema_registry", diags);
-    let include = flag("json.include_schema", diags);
-    let unstructured = flag("json.unstructured", diags);
+    let registry = take_flag(opts, "json.confluent_schema_registry", diags);
+    let include = take_flag(opts, "json.include_schema", diags);
+    let unstructured = take_flag(opts, "json.unstructured", diags);
     f.confluent_schema_registry = registry.is_some_and(|(b, _)| b);
     f.include_schema = include.is_some_and(|(b, _)| b);
     f.unstructured = unstructured.is_some_and(|(b, _)| b);
@@ -238,19 +228,9 @@ fn avro_format(
     diags: &mut Vec<Diagnostic>,
     out: &mut FormatOptions,
 ) -> AvroFormat {
-    let mut flag = |key: &str| -> Option<(bool, Span)> {
-        let o = opts.take(key)?;
-        match to_bool(&o) {
-            Ok(b) => Some((b, o.key_span)),
-            Err(d) => {
-                diags.push(d);
-                None
-            }
-        }
-    };
-    let registry = flag("avro.confluent_schema_registry");
-    let raw = flag("avro.raw_datums");
-    let unstructured = flag("avro.into_unstructured_json");
+    let registry = take_flag(opts, "avro.confluent_schema_registry", diags);
+    let raw = take_flag(opts, "avro.raw_datums", diags);
+    let unstructured = take_flag(opts, "avro.into_unstructured_json", diags);
     if let (Some((true, _)), Some((true, span))) = (registry, raw) {
         diags.push(
             Diagnostic::error(
@@ -297,19 +277,9 @@ fn protobuf_format(
     diags: &mut Vec<Diagnostic>,
     out: &mut FormatOptions,
 ) -> ProtobufFormat {
-    let mut flag = |key: &str| -> Option<(bool, Span)> {
-        let o = opts.take(key)?;
-        match to_bool(&o) {
-            Ok(b) => Some((b, o.key_span)),
-            Err(d) => {
-                diags.push(d);
-                None
-            }
-        }
-    };
-    let registry = flag("protobuf.confluent_schema_registry");
-    let delimited = flag("protobuf.length_delimited");
-    let unstructured = flag("protobuf.into_unstructured_json");
+    let registry = take_flag(opts, "protobuf.confluent_schema_registry", diags);
+    let delimited = take_flag(opts, "protobuf.length_delimited", diags);
+    let unstructured = take_flag(opts, "protobuf.into_unstructured_json", diags);
     if let (Some((true, _)), Some((true, span))) = (registry, delimited) {
         diags.push(
             Diagnostic::error("at most one of 'protobuf.confluent_schema_registry' and 'protobuf.length_delimited' may be set")
@@ -406,6 +376,22 @@ fn compile_proto(path: &str) -> Result<Vec<u8>, String> {
     compiler.include_imports(true);
     compiler.open_files([file]).map_err(|e| e.to_string())?;
     Ok(compiler.encode_file_descriptor_set())
+}
+
+/// Take a boolean option: its value and where its key is.
+fn take_flag(
+    opts: &mut WithOptions,
+    key: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(bool, Span)> {
+    let o = opts.take(key)?;
+    match to_bool(&o) {
+        Ok(b) => Some((b, o.key_span)),
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
 }
 
 fn take_or_report<T>(r: Result<Option<T>, Diagnostic>, diags: &mut Vec<Diagnostic>) -> Option<T> {

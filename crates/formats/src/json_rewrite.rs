@@ -4,7 +4,7 @@
 //! `bytes` encoding (base64 unscaled big-endian, Debezium's convention) at any depth.
 //! Tables without such columns skip this entirely.
 
-use crate::avro_wire::be_i128;
+use crate::wire::be_i128;
 use base64::Engine;
 use serde_json::Value;
 use tributary_types::{

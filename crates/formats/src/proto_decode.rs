@@ -5,13 +5,14 @@
 //! fields (skipped), defaults for absent proto3 scalars, and the well-known types.
 //! Framing: plain, length-delimited, or the Confluent header with message indexes.
 
-use crate::columns::{ColumnBuilder, ColumnError, RowsBuilder};
+use crate::columns::{ColumnBuilder, RowsBuilder};
+use crate::failure::Failure;
 use crate::proto_schema::{WellKnown, find_message, parse_descriptor_set, well_known};
+use crate::wire::Cursor;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Fields, SchemaRef, TimeUnit};
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor};
 use std::collections::HashMap;
-use std::fmt;
 use tributary_types::ProtobufFormat;
 
 /// How deeply messages may nest before input is refused.
@@ -88,7 +89,7 @@ impl ProtoRows {
         match self.framing {
             Framing::Plain => self.row(payload),
             Framing::LengthDelimited => {
-                let mut w = Wire::new(payload);
+                let mut w = Cursor::new(payload);
                 while !w.done() {
                     let len = w.varint()?;
                     let body = w.take(
@@ -109,8 +110,8 @@ impl ProtoRows {
                     }
                     [] => return Err("it is empty".into()),
                 };
-                let mut w = Wire::new(body);
-                let count = w.zigzag()?;
+                let mut w = Cursor::new(body);
+                let count = w.long()?;
                 let indexes = if count == 0 {
                     vec![0]
                 } else {
@@ -119,7 +120,7 @@ impl ProtoRows {
                         .filter(|c| *c <= w.remaining())
                         .ok_or("the message-index list of the Confluent header is invalid")?;
                     (0..count)
-                        .map(|_| w.zigzag())
+                        .map(|_| w.long())
                         .collect::<Result<Vec<_>, _>>()?
                 };
                 if indexes != self.index_path {
@@ -410,74 +411,6 @@ fn value_plan(f: &FieldDescriptor, target: &DataType) -> Result<ValuePlan, Strin
     }
 }
 
-/// Protobuf's wire encoding, read side.
-struct Wire<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Wire<'a> {
-    fn new(buf: &'a [u8]) -> Self {
-        Self { buf, pos: 0 }
-    }
-
-    fn done(&self) -> bool {
-        self.pos >= self.buf.len()
-    }
-
-    fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
-    }
-
-    fn rest(&self) -> &'a [u8] {
-        &self.buf[self.pos..]
-    }
-
-    fn varint(&mut self) -> Result<u64, String> {
-        let mut value: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let Some(&b) = self.buf.get(self.pos) else {
-                return Err("the message ends in the middle of a varint".into());
-            };
-            self.pos += 1;
-            value |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err("a varint is longer than 10 bytes".into())
-    }
-
-    fn zigzag(&mut self) -> Result<i64, String> {
-        let v = self.varint()?;
-        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        if n > self.remaining() {
-            return Err(format!(
-                "the message ends early: {n} bytes needed, {} left",
-                self.remaining()
-            ));
-        }
-        let out = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
-    }
-
-    fn fixed32(&mut self) -> Result<u32, String> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    fn fixed64(&mut self) -> Result<u64, String> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
-    }
-}
-
 /// One occurrence of a field on the wire.
 #[derive(Debug, Clone, Copy)]
 enum Occ<'a> {
@@ -498,49 +431,25 @@ impl Occ<'_> {
     }
 }
 
-/// A failure and the field path it happened at (innermost first).
-#[derive(Debug)]
-struct Failure {
-    path: Vec<String>,
-    reason: String,
-}
-
-impl Failure {
-    fn at(mut self, name: &str) -> Self {
-        self.path.push(name.to_string());
-        self
-    }
-}
-
-impl From<String> for Failure {
-    fn from(reason: String) -> Self {
-        Failure {
-            path: Vec::new(),
-            reason,
+/// The next field's number and value.
+fn next_field<'a>(w: &mut Cursor<'a>) -> Result<(u32, Occ<'a>), Failure> {
+    let key = w.varint()?;
+    let number = u32::try_from(key >> 3)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("field number {} is not valid", key >> 3))?;
+    let occ = match key & 7 {
+        0 => Occ::Varint(w.varint()?),
+        1 => Occ::Fixed64(w.fixed64()?),
+        2 => {
+            let len = usize::try_from(w.varint()?).map_err(|_| "a length out of range")?;
+            Occ::Len(w.take(len)?)
         }
-    }
-}
-
-impl From<&str> for Failure {
-    fn from(reason: &str) -> Self {
-        Failure::from(reason.to_string())
-    }
-}
-
-impl From<ColumnError> for Failure {
-    fn from(e: ColumnError) -> Self {
-        Failure::from(e.0)
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            return f.write_str(&self.reason);
-        }
-        let path: Vec<&str> = self.path.iter().rev().map(String::as_str).collect();
-        write!(f, "field '{}': {}", path.join("."), self.reason)
-    }
+        5 => Occ::Fixed32(w.fixed32()?),
+        3 | 4 => return Err("groups (wire types 3 and 4) are not supported".into()),
+        t => return Err(format!("wire type {t} does not exist").into()),
+    };
+    Ok((number, occ))
 }
 
 /// Decode a message (the concatenation of `parts`, which is how repeated occurrences of a
@@ -556,24 +465,9 @@ fn decode_message(
     }
     let mut seen: Vec<(usize, Occ<'_>)> = Vec::new();
     for part in parts {
-        let mut w = Wire::new(part);
+        let mut w = Cursor::new(part);
         while !w.done() {
-            let key = w.varint()?;
-            let number = u32::try_from(key >> 3).map_err(|_| "a field number out of range")?;
-            let occ = match key & 7 {
-                0 => Occ::Varint(w.varint()?),
-                1 => Occ::Fixed64(w.fixed64()?),
-                2 => {
-                    let len = usize::try_from(w.varint()?).map_err(|_| "a length out of range")?;
-                    Occ::Len(w.take(len)?)
-                }
-                5 => Occ::Fixed32(w.fixed32()?),
-                3 | 4 => return Err("groups (wire types 3 and 4) are not supported".into()),
-                t => return Err(format!("wire type {t} does not exist").into()),
-            };
-            if number == 0 {
-                return Err("field number 0 is not valid".into());
-            }
+            let (number, occ) = next_field(&mut w)?;
             if let Some(i) = plan.by_number.get(&number) {
                 seen.push((*i, occ));
             }
@@ -641,7 +535,7 @@ fn fill_column(
                         Occ::Len(b),
                     ) => well_known_value(v, &[b], item)?,
                     (ValuePlan::Scalar(s), Occ::Len(b)) if s.packable() => {
-                        let mut w = Wire::new(b);
+                        let mut w = Cursor::new(b);
                         while !w.done() {
                             let o = match s.wire() {
                                 0 => Occ::Varint(w.varint()?),
@@ -652,7 +546,7 @@ fn fill_column(
                         }
                     }
                     (ValuePlan::Enum(_), Occ::Len(b)) => {
-                        let mut w = Wire::new(b);
+                        let mut w = Cursor::new(b);
                         while !w.done() {
                             scalar_value(v, Occ::Varint(w.varint()?), item)?;
                         }
@@ -697,20 +591,10 @@ fn map_entry(
 ) -> Result<(), Failure> {
     let mut k = None;
     let mut v = None;
-    let mut w = Wire::new(entry);
+    let mut w = Cursor::new(entry);
     while !w.done() {
-        let tag = w.varint()?;
-        let occ = match tag & 7 {
-            0 => Occ::Varint(w.varint()?),
-            1 => Occ::Fixed64(w.fixed64()?),
-            2 => {
-                let len = usize::try_from(w.varint()?).map_err(|_| "a length out of range")?;
-                Occ::Len(w.take(len)?)
-            }
-            5 => Occ::Fixed32(w.fixed32()?),
-            t => return Err(format!("wire type {t} in a map entry").into()),
-        };
-        match tag >> 3 {
+        let (tag, occ) = next_field(&mut w)?;
+        match tag {
             1 => k = Some(occ),
             2 => v = Some(occ),
             _ => {}
@@ -875,21 +759,10 @@ fn well_known_value(
         ValuePlan::Wrapper(s, default) => {
             let mut last = None;
             for part in parts {
-                let mut w = Wire::new(part);
+                let mut w = Cursor::new(part);
                 while !w.done() {
-                    let tag = w.varint()?;
-                    let occ = match tag & 7 {
-                        0 => Occ::Varint(w.varint()?),
-                        1 => Occ::Fixed64(w.fixed64()?),
-                        2 => {
-                            let len = usize::try_from(w.varint()?)
-                                .map_err(|_| "a length out of range")?;
-                            Occ::Len(w.take(len)?)
-                        }
-                        5 => Occ::Fixed32(w.fixed32()?),
-                        t => return Err(format!("wire type {t} in a wrapper").into()),
-                    };
-                    if tag >> 3 == 1 {
+                    let (tag, occ) = next_field(&mut w)?;
+                    if tag == 1 {
                         last = Some(occ);
                     }
                 }
@@ -911,26 +784,12 @@ fn well_known_value(
 fn seconds_nanos(parts: &[&[u8]]) -> Result<(i64, i32), Failure> {
     let (mut seconds, mut nanos) = (0i64, 0i32);
     for part in parts {
-        let mut w = Wire::new(part);
+        let mut w = Cursor::new(part);
         while !w.done() {
-            let tag = w.varint()?;
-            match (tag >> 3, tag & 7) {
-                (1, 0) => seconds = w.varint()? as i64,
-                (2, 0) => nanos = w.varint()? as i64 as i32,
-                (_, 0) => {
-                    w.varint()?;
-                }
-                (_, 1) => {
-                    w.fixed64()?;
-                }
-                (_, 5) => {
-                    w.fixed32()?;
-                }
-                (_, 2) => {
-                    let len = usize::try_from(w.varint()?).map_err(|_| "a length out of range")?;
-                    w.take(len)?;
-                }
-                (_, t) => return Err(format!("wire type {t} in a timestamp").into()),
+            match next_field(&mut w)? {
+                (1, Occ::Varint(v)) => seconds = v as i64,
+                (2, Occ::Varint(v)) => nanos = v as i64 as i32,
+                _ => {}
             }
         }
     }

@@ -4,12 +4,15 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
+mod common;
+
+use common::row;
+
 use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::types::Value;
 use apache_avro::writer::datum::GenericDatumWriter;
 use apache_avro::{Codec, Decimal, Schema, Writer};
 use arrow_array::RecordBatch;
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -269,24 +272,6 @@ fn raw() -> AvroFormat {
         raw_datums: true,
         ..Default::default()
     }
-}
-
-/// Each cell of a row, as `name=value` in Arrow's display form.
-fn row(batch: &RecordBatch, i: usize) -> Vec<String> {
-    batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(batch.columns())
-        .map(|(f, c)| {
-            let cell =
-                ArrayFormatter::try_new(c.as_ref(), &FormatOptions::default().with_null("NULL"))
-                    .unwrap()
-                    .value(i)
-                    .to_string();
-            format!("{}={cell}", f.name())
-        })
-        .collect()
 }
 
 fn decode(table: &ConnectionSchema, messages: &[Vec<u8>]) -> RecordBatch {

@@ -4,8 +4,11 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
+mod common;
+
+use common::row;
+
 use arrow_array::RecordBatch;
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use std::path::{Path, PathBuf};
@@ -163,23 +166,6 @@ fn decode(t: &ConnectionSchema, messages: &[Vec<u8>]) -> RecordBatch {
         d.push(m).unwrap();
     }
     d.finish().unwrap().unwrap()
-}
-
-fn row(batch: &RecordBatch, i: usize) -> Vec<String> {
-    batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(batch.columns())
-        .map(|(f, c)| {
-            let cell =
-                ArrayFormatter::try_new(c.as_ref(), &FormatOptions::default().with_null("NULL"))
-                    .unwrap()
-                    .value(i)
-                    .to_string();
-            format!("{}={cell}", f.name())
-        })
-        .collect()
 }
 
 #[test]

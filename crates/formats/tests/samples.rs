@@ -6,8 +6,9 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
+mod common;
+
 use arrow_array::RecordBatch;
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use std::path::{Path, PathBuf};
 use tributary_formats::{
     BatchDecoder, RowEncoder, fields_from_avro_schema, fields_from_protobuf, parse_avro_schema,
@@ -25,15 +26,11 @@ fn bless() -> bool {
 }
 
 fn rows_text(batch: &RecordBatch) -> String {
-    let options = FormatOptions::default().with_null("NULL");
     let mut out = String::new();
     for i in 0..batch.num_rows() {
-        for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
-            let cell = ArrayFormatter::try_new(c.as_ref(), &options)
-                .unwrap()
-                .value(i)
-                .to_string();
-            out.push_str(&format!("{}={cell}\n", f.name()));
+        for cell in common::row(batch, i) {
+            out.push_str(&cell);
+            out.push('\n');
         }
         out.push('\n');
     }

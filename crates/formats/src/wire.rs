@@ -1,6 +1,7 @@
-//! Avro's binary encoding, read side: zig-zag varints, length-prefixed bytes, little-endian
-//! floats, and the block structure of arrays and maps. Every read is bounds-checked and
-//! fails with a sentence rather than panicking on truncated or hostile input.
+//! Binary wire encodings, read side: base-128 varints (plain and zig-zag), little-endian
+//! fixed-width values, length-prefixed bytes, and Avro's booleans and array/map blocks.
+//! Avro and Protobuf both read through [`Cursor`]. Every read is bounds-checked and fails
+//! with a sentence rather than panicking on truncated or hostile input.
 
 /// A read position in one message.
 #[derive(Debug)]
@@ -19,8 +20,18 @@ impl<'a> Cursor<'a> {
         self.buf.len() - self.pos
     }
 
-    /// A zig-zag varint long.
-    pub(crate) fn long(&mut self) -> Result<i64, String> {
+    /// Whether every byte has been read.
+    pub(crate) fn done(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// The bytes not read yet.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// A base-128 varint.
+    pub(crate) fn varint(&mut self) -> Result<u64, String> {
         let mut value: u64 = 0;
         for shift in (0..64).step_by(7) {
             let Some(&b) = self.buf.get(self.pos) else {
@@ -29,10 +40,30 @@ impl<'a> Cursor<'a> {
             self.pos += 1;
             value |= u64::from(b & 0x7f) << shift;
             if b & 0x80 == 0 {
-                return Ok((value >> 1) as i64 ^ -((value & 1) as i64));
+                return Ok(value);
             }
         }
         Err("a number is longer than 10 bytes".into())
+    }
+
+    /// A zig-zag varint (Avro's long, Protobuf's sint64).
+    pub(crate) fn long(&mut self) -> Result<i64, String> {
+        let value = self.varint()?;
+        Ok((value >> 1) as i64 ^ -((value & 1) as i64))
+    }
+
+    /// A little-endian 32-bit value.
+    pub(crate) fn fixed32(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A little-endian 64-bit value.
+    pub(crate) fn fixed64(&mut self) -> Result<u64, String> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
     }
 
     /// A zig-zag varint int.
@@ -53,16 +84,12 @@ impl<'a> Cursor<'a> {
 
     /// A little-endian float.
     pub(crate) fn float(&mut self) -> Result<f32, String> {
-        let b = self.take(4)?;
-        Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.fixed32().map(f32::from_bits)
     }
 
     /// A little-endian double.
     pub(crate) fn double(&mut self) -> Result<f64, String> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(f64::from_le_bytes(a))
+        self.fixed64().map(f64::from_bits)
     }
 
     /// Length-prefixed bytes (also strings).
