@@ -7,7 +7,9 @@
 
 use crate::columns::{ColumnBuilder, RowsBuilder};
 use crate::failure::Failure;
-use crate::proto_schema::{WellKnown, find_message, parse_descriptor_set, well_known};
+use crate::proto_schema::{
+    WellKnown, find_message, message_index_path, parse_descriptor_set, well_known,
+};
 use crate::wire::Cursor;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Fields, SchemaRef, TimeUnit};
@@ -69,7 +71,7 @@ impl ProtoRows {
         Ok(Self {
             framing,
             top,
-            index_path: index_path(&message),
+            index_path: message_index_path(&message),
             rows: RowsBuilder::new(output).map_err(|e| e.0)?,
         })
     }
@@ -159,35 +161,6 @@ impl ProtoRows {
     pub(crate) fn finish(&mut self) -> Result<RecordBatch, String> {
         self.rows.finish().map_err(|e| e.to_string())
     }
-}
-
-/// The index path Confluent's framing uses to name a message within its file.
-fn index_path(m: &MessageDescriptor) -> Vec<i64> {
-    let mut path = Vec::new();
-    let mut current = m.clone();
-    loop {
-        match current.parent_message() {
-            Some(parent) => {
-                let i = parent
-                    .child_messages()
-                    .position(|c| c.full_name() == current.full_name())
-                    .unwrap_or(0);
-                path.push(i as i64);
-                current = parent;
-            }
-            None => {
-                let i = current
-                    .parent_file()
-                    .messages()
-                    .position(|c| c.full_name() == current.full_name())
-                    .unwrap_or(0);
-                path.push(i as i64);
-                break;
-            }
-        }
-    }
-    path.reverse();
-    path
 }
 
 /// How one message's fields land in a struct's columns.

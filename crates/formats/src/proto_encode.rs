@@ -5,7 +5,7 @@
 
 use crate::avro_encode::{float_at, integer_at};
 use crate::avro_plan::{Meaning, is_json};
-use crate::proto_schema::{WellKnown, well_known};
+use crate::proto_schema::{WellKnown, message_index_path, well_known};
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
@@ -27,7 +27,7 @@ impl ProtoWriter {
     /// The Confluent message-index prefix naming this message in its file (`[0]` is the
     /// single byte 0).
     pub(crate) fn confluent_indexes(&self) -> Vec<u8> {
-        let path = message_path(&self.message);
+        let path = message_index_path(&self.message);
         let mut out = Vec::new();
         if path == [0] {
             out.push(0);
@@ -52,30 +52,6 @@ impl ProtoWriter {
             })
             .collect()
     }
-}
-
-/// The message's index path in its file.
-fn message_path(m: &MessageDescriptor) -> Vec<i64> {
-    let mut path = Vec::new();
-    let mut current = m.clone();
-    while let Some(parent) = current.parent_message() {
-        path.push(
-            parent
-                .child_messages()
-                .position(|c| c.full_name() == current.full_name())
-                .unwrap_or(0) as i64,
-        );
-        current = parent;
-    }
-    path.push(
-        current
-            .parent_file()
-            .messages()
-            .position(|c| c.full_name() == current.full_name())
-            .unwrap_or(0) as i64,
-    );
-    path.reverse();
-    path
 }
 
 fn encode_message(

@@ -99,6 +99,31 @@ pub fn fields_of_message(message: &MessageDescriptor) -> Result<ExpandedSchema, 
     })
 }
 
+/// A message's index path within its file, which Confluent's framing uses to name it:
+/// `[2]` for the third top-level message, `[0, 1]` for the second nested in the first.
+pub(crate) fn message_index_path(m: &MessageDescriptor) -> Vec<i64> {
+    let mut path = Vec::new();
+    let mut current = m.clone();
+    while let Some(parent) = current.parent_message() {
+        path.push(
+            parent
+                .child_messages()
+                .position(|c| c.full_name() == current.full_name())
+                .unwrap_or(0) as i64,
+        );
+        current = parent;
+    }
+    path.push(
+        current
+            .parent_file()
+            .messages()
+            .position(|c| c.full_name() == current.full_name())
+            .unwrap_or(0) as i64,
+    );
+    path.reverse();
+    path
+}
+
 /// What a well-known message type becomes, if it is one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WellKnown {
