@@ -56,6 +56,7 @@ fn bench_commit(c: &mut Criterion) {
         description: String::new(),
         created_at: 0,
         updated_at: 0,
+        last_test: None,
     };
     store
         .apply(vec![Change::PutProfile(profile.clone())])

@@ -24,6 +24,7 @@ fn profile(name: &str) -> ConnectionProfile {
         description: String::new(),
         created_at: 1,
         updated_at: 1,
+        last_test: None,
     }
 }
 

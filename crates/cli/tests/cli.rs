@@ -60,7 +60,9 @@ fn run_persists_and_the_next_run_sees_it() {
     assert_eq!(out.status.code(), Some(0));
     let csv = text(&out.stdout);
     assert!(
-        csv.starts_with("name,id,connector,description,tables\nk,cp_"),
+        csv.starts_with(
+            "name,id,connector,description,tables,last_tested,last_result,latency_ms\nk,cp_"
+        ),
         "{csv}"
     );
 }

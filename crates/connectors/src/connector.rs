@@ -1,6 +1,7 @@
 //! The [`Connector`] trait: everything Tributary knows about one kind of external system.
 
 use crate::mapping::MappedOptions;
+use crate::probe::{Probe, Stage, TestCode};
 use crate::spec::{MetadataKey, OptionSpec, PartitionTerm};
 use serde_json::Value;
 use std::fmt::Debug;
@@ -139,6 +140,7 @@ impl ProfileCheck<'_> {
 
 /// One kind of external system. Implementations live in their own folder with their JSON
 /// Schemas and are listed once in the registry; nothing else branches on a connector's id.
+#[async_trait::async_trait]
 pub trait Connector: Send + Sync + Debug {
     /// What the connector declares about itself.
     fn info(&self) -> &'static ConnectorInfo;
@@ -226,6 +228,33 @@ pub trait Connector: Send + Sync + Debug {
     }
     /// A one-line description of a table, `KafkaSource<orders>`.
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String;
+    /// Test the connection settings against the live system: resolve, connect,
+    /// authenticate. Connectors whose system cannot be reached from a test machine (cloud
+    /// services) say so; their configuration has been checked already.
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        not_testable(self.info(), probe);
+    }
+    /// Test a table: the connection, then locate its topic/stream/path and read up to
+    /// `probe.limit` messages (sources), or check that it can write (sinks).
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        self.test_connection(probe).await;
+    }
+}
+
+/// The event of a connector without a live test.
+fn not_testable(info: &ConnectorInfo, probe: &mut Probe<'_>) {
+    let why = if info.testing {
+        format!(
+            "live testing of connector '{}' is not implemented yet; its configuration was checked",
+            info.id
+        )
+    } else {
+        format!(
+            "connector '{}' is tested against its real endpoint only; its configuration was checked",
+            info.id
+        )
+    };
+    probe.skip(Stage::Connect, TestCode::NotTestable, why);
 }
 
 /// The string at `pointer` in `v`, if any.

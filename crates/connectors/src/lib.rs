@@ -11,12 +11,15 @@ mod connector;
 pub mod describe;
 mod mapping;
 mod markdown;
+pub mod probe;
 mod registry;
 mod schema_doc;
 mod spec;
 
 mod file_sink;
 mod http;
+mod http_probe;
+mod local_files;
 
 mod blackhole;
 mod confluent;

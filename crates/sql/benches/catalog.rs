@@ -63,6 +63,7 @@ fn catalog(tables: usize) -> PathBuf {
             description: "localhost:9092".into(),
             created_at: 0,
             updated_at: 0,
+            last_test: None,
         })
         .collect();
     store

@@ -75,16 +75,49 @@ pub fn show_profiles(store: &dyn CatalogStore, profiles: &[ConnectionProfile]) -
         .iter()
         .map(|p| {
             let used = store.dependents(&p.id).map(|d| d.len()).unwrap_or(0);
+            let (tested, result, latency) = match &p.last_test {
+                Some(t) => (
+                    timestamp(t.at),
+                    match &t.code {
+                        Some(code) => format!("{} ({code})", t.result),
+                        None => t.result.clone(),
+                    },
+                    t.latency_ms.to_string(),
+                ),
+                None => (String::new(), "never tested".into(), String::new()),
+            };
             vec![
                 p.name.clone(),
                 p.id.to_string(),
                 p.connector.clone(),
                 p.description.clone(),
                 used.to_string(),
+                tested,
+                result,
+                latency,
             ]
         })
         .collect();
-    text_batch(&["name", "id", "connector", "description", "tables"], rows)
+    text_batch(
+        &[
+            "name",
+            "id",
+            "connector",
+            "description",
+            "tables",
+            "last_tested",
+            "last_result",
+            "latency_ms",
+        ],
+        rows,
+    )
+}
+
+/// Microseconds since the epoch as `2026-11-30 01:02:03 UTC`.
+fn timestamp(micros: i64) -> String {
+    datafusion::arrow::temporal_conversions::timestamp_us_to_datetime(micros)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|| micros.to_string())
 }
 
 /// `SHOW CONNECTORS`.

@@ -21,6 +21,7 @@ pub mod parser;
 mod provider;
 mod session;
 mod sinks;
+mod testing;
 mod types;
 mod windows;
 

@@ -7,10 +7,12 @@ use crate::ddl::{
 };
 use crate::describe;
 use crate::errors::datafusion_diagnostic;
+use crate::parser::ast::CreateTable;
 use crate::parser::ast::{Name, ParsedStatement, Statement};
 use crate::parser::parse_script;
 use crate::provider::{SessionShared, TributaryCatalogProvider, check_plan};
 use crate::sinks::{InsertTarget, insert_target};
+use crate::testing;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SessionState;
@@ -18,9 +20,50 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use std::sync::Arc;
 use tributary_catalog::{CatalogStore, Change};
+use tributary_connectors::probe::TestCode;
 use tributary_connectors::registry;
 use tributary_types::options::quoted_list;
 use tributary_types::{ConnectionType, Diagnostic, Span, closest};
+
+/// Split `validate` off a statement's options.
+fn take_validate(
+    options: &[tributary_types::SqlOption],
+) -> (
+    Option<(tributary_types::OptionValue, Span)>,
+    Vec<tributary_types::SqlOption>,
+) {
+    let mut validate = None;
+    let mut rest = Vec::with_capacity(options.len());
+    for o in options {
+        if o.key == "validate" {
+            validate = Some((o.value.clone(), o.value_span));
+        } else {
+            rest.push(o.clone());
+        }
+    }
+    (validate, rest)
+}
+
+/// `validate` on CREATE TABLE: `None` (do not test), or how many messages to read
+/// (0 for 'connect', which stops before reading).
+fn table_validation(
+    validate: Option<(tributary_types::OptionValue, Span)>,
+) -> Result<Option<u64>, Diagnostic> {
+    let Some((value, span)) = validate else {
+        return Ok(None);
+    };
+    match value.as_text().to_lowercase().as_str() {
+        "connect" => Ok(Some(0)),
+        "sample" => Ok(Some(testing::DEFAULT_LIMIT)),
+        "false" | "none" => Ok(None),
+        other => Err(tributary_types::options::not_allowed(
+            "validate",
+            other,
+            &["connect", "sample", "false"],
+            span,
+        )),
+    }
+}
 
 /// Whether a format writes the Confluent wire header (and so needs a registered schema).
 fn registry_framed(format: Option<&tributary_types::Format>) -> bool {
@@ -263,8 +306,32 @@ impl Session {
                         vec![skipped("connection profile", name)],
                     ));
                 }
-                let (profile, warnings) =
+                let (mut profile, mut warnings) =
                     build_profile(name, options.clone(), *with_span, None).map_err(fail)?;
+                // The connection is tested before anything is stored (not by `check`, and
+                // not when the statement says validate = false).
+                let offline = profile.options.iter().any(|o| {
+                    o.key == "validate" && o.value == tributary_types::OptionValue::Bool(false)
+                });
+                match (offline, mode) {
+                    (true, _) => warnings.push(
+                        Diagnostic::note("the connection was not tested (validate = false)")
+                            .with_span(name.span),
+                    ),
+                    (_, Mode::Check) => {}
+                    _ => {
+                        let tested =
+                            testing::test_profile(&profile, testing::DEFAULT_TIMEOUT).await;
+                        let what = format!("connection profile '{}'", profile.name);
+                        if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
+                            return Err(fail(vec![d.with_note(
+                                "nothing was stored; add validate = false to create the profile without testing it",
+                            )]));
+                        }
+                        warnings.extend(testing::event_notes(&tested.events, name.span));
+                        profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
+                    }
+                }
                 self.apply(vec![Change::PutProfile(profile)], name.span)
                     .map_err(fail)?;
                 Ok(done("CREATE CONNECTION PROFILE", warnings))
@@ -299,6 +366,19 @@ impl Session {
                 {
                     return Ok(done("CREATE TABLE", vec![skipped("table", &create.name)]));
                 }
+                // `validate` is about the statement, not the table: split it off.
+                let (validate, options) = take_validate(&create.options);
+                let validate = table_validation(validate).map_err(|d| fail(vec![d]))?;
+                let stripped;
+                let create = if validate.is_some() {
+                    stripped = CreateTable {
+                        options,
+                        ..(**create).clone()
+                    };
+                    &stripped
+                } else {
+                    &**create
+                };
                 // A registry-framed source without a schema of its own reads it from
                 // the schema registry first (the only network call DDL makes).
                 let fetched = fetch_registry_schema(store, create).await.map_err(fail)?;
@@ -322,6 +402,21 @@ impl Session {
                         Diagnostic::note("the sink's schema would be registered with the schema registry when the statement runs")
                             .with_span(create.name.span),
                     );
+                }
+                // validate = 'connect' | 'sample': the table proves itself before it is stored.
+                if let Some(limit) = validate
+                    && mode == Mode::Run
+                {
+                    let (_, notes) = self
+                        .run_table_test(&table, limit, testing::DEFAULT_TIMEOUT, create.name.span)
+                        .await
+                        .map_err(|mut d| {
+                            if let Some(first) = d.first_mut() {
+                                first.notes.push("nothing was stored".into());
+                            }
+                            fail(d)
+                        })?;
+                    warnings.extend(notes);
                 }
                 self.apply(vec![Change::PutTable(table)], create.name.span)
                     .map_err(fail)?;
@@ -410,15 +505,108 @@ impl Session {
                     Err(fail(vec![d]))
                 }
             },
-            Statement::TestProfile(_) | Statement::TestTable { .. } => Err(fail(vec![
-                Diagnostic::error("connection tests are not supported yet")
-                    .with_span(span)
-                    .with_note(
-                        "TEST CONNECTION PROFILE and TEST TABLE arrive with connection testing",
-                    )
-                    .with_help("Validate the definitions with tributary check meanwhile."),
-            ])),
+            Statement::TestProfile { name, timeout } => {
+                let timeout = testing::parse_timeout(timeout).map_err(|d| fail(vec![d]))?;
+                let mut profile = crate::ddl::lookup_profile(store, name).map_err(fail)?;
+                let tested = testing::test_profile(&profile, timeout).await;
+                if mode == Mode::Run {
+                    profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
+                    self.apply(vec![Change::PutProfile(profile.clone())], name.span)
+                        .map_err(fail)?;
+                }
+                let what = format!("connection profile '{}'", profile.name);
+                if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
+                    return Err(fail(vec![d]));
+                }
+                Ok(rows(testing::events_batch(&tested.events)))
+            }
+            Statement::TestTable {
+                name,
+                limit,
+                timeout,
+            } => {
+                let timeout = testing::parse_timeout(timeout).map_err(|d| fail(vec![d]))?;
+                let table = self.lookup_table(name).map_err(fail)?;
+                self.run_table_test(
+                    &table,
+                    limit.unwrap_or(testing::DEFAULT_LIMIT),
+                    timeout,
+                    name.span,
+                )
+                .await
+                .map(|(batch, warnings)| StatementResult {
+                    span,
+                    output: Output::Rows {
+                        schema: batch.schema(),
+                        batches: vec![batch],
+                    },
+                    warnings,
+                })
+                .map_err(fail)
+            }
             Statement::Query => self.run_query(stmt, &self.ctx.state(), mode).await,
+        }
+    }
+
+    /// Test a table; the decoded sample rows (sources) or the stages (sinks), with notes.
+    async fn run_table_test(
+        &self,
+        table: &tributary_types::ConnectionTable,
+        limit: u64,
+        timeout: std::time::Duration,
+        span: Span,
+    ) -> Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let store = self.shared.store.as_ref();
+        let connection = match (&table.profile, &table.inline_profile) {
+            (Some(id), _) => store
+                .profile(id)
+                .ok()
+                .flatten()
+                .map(|p| p.config)
+                .unwrap_or_default(),
+            (None, Some(inline)) => inline.clone(),
+            (None, None) => serde_json::Value::Null,
+        };
+        let tested = testing::test_table(table, &connection, limit, timeout).await;
+        let what = format!("table '{}'", table.name);
+        if let Some(d) = testing::failure_diagnostic(&what, &tested, span) {
+            return Err(vec![d]);
+        }
+        let mut notes = testing::event_notes(&tested.events, span);
+        if !testing::read_anything(&tested, table.connection_type) {
+            return Ok((testing::events_batch(&tested.events), notes));
+        }
+        let decoded = testing::decode(table, &tested.messages).map_err(|e| {
+            vec![
+                Diagnostic::error(format!(
+                    "table '{}' cannot decode its messages: {e}",
+                    table.name
+                ))
+                .with_span(span),
+            ]
+        })?;
+        for (i, reason) in &decoded.failures {
+            notes.push(
+                Diagnostic::warning(format!("message {i} could not be decoded: {reason}"))
+                    .with_span(span),
+            );
+        }
+        match decoded.batch {
+            Some(batch) => Ok((batch, notes)),
+            None => {
+                let mut d = Diagnostic::error(format!(
+                    "the connection test of table '{}' failed at stage 'decode' [{}]: none of the {} message(s) read decoded",
+                    table.name,
+                    TestCode::DecodeFailed,
+                    tested.messages.len()
+                ))
+                .with_span(span)
+                .with_help("Check the table's format and columns against the messages (DESCRIBE shows them).");
+                for (i, reason) in decoded.failures {
+                    d = d.with_note(format!("message {i}: {reason}"));
+                }
+                Err(vec![d])
+            }
         }
     }
 

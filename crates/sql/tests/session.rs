@@ -354,6 +354,15 @@ async fn no_connector_prints_a_secret() {
     let mut out = String::new();
     for (_, kind, body) in covered {
         let body = body.replace("{S}", S);
+        // The profiles point at hosts that do not exist: store them untested.
+        let body = if *kind == "PROFILE" {
+            match body.rfind(')') {
+                Some(i) => format!("{}, validate = false{}", &body[..i], &body[i..]),
+                None => body,
+            }
+        } else {
+            body
+        };
         let create = format!(
             "CREATE {} {body}",
             if *kind == "PROFILE" {

@@ -24,7 +24,7 @@ pub use format::{
 pub use ids::{ProfileId, TableId};
 pub use options::{SqlOption, WithOptions};
 pub use records::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, OptionEntry, OptionValue,
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, LastTest, OptionEntry, OptionValue,
     RegistrySource, VirtualColumn, Watermark,
 };
 pub use schema::{ConnectionSchema, ConnectionType, SchemaDefinition, SchemaError};

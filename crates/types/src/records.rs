@@ -126,6 +126,9 @@ pub struct ConnectionProfile {
     pub created_at: i64,
     /// Last change, microseconds since the epoch.
     pub updated_at: i64,
+    /// The last connection test, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_test: Option<LastTest>,
 }
 
 /// A column computed from other columns: `GENERATED ALWAYS AS (expr) [STORED]`.
@@ -156,6 +159,20 @@ pub struct Watermark {
     /// The watermark expression as SQL text, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
+}
+
+/// The outcome of a profile's last connection test, shown by `SHOW CONNECTION PROFILES`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastTest {
+    /// When it ran, in microseconds since the epoch.
+    pub at: i64,
+    /// `passed`, `failed` or `skipped` (not testable from here).
+    pub result: String,
+    /// The failure code, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// How long the test took, in milliseconds.
+    pub latency_ms: u64,
 }
 
 /// Where a table's schema came from in a schema registry.

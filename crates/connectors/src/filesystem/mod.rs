@@ -2,9 +2,11 @@
 //! sinks. Object-store URLs are validated but not reached here.
 
 pub(crate) mod path;
+mod probe;
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::file_sink::{self, file_table_options};
+use crate::probe::{Probe, Stage};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -34,6 +36,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for FileSystem {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -89,5 +92,14 @@ impl Connector for FileSystem {
             ),
             _ => format!("FileSystemSource<{p}>"),
         }
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe.pass(
+            Stage::Connect,
+            "the filesystem connector has no connection settings",
+        );
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        probe::test_table(probe).await;
     }
 }

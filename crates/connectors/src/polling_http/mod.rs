@@ -3,6 +3,8 @@
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::http::check_http_table;
+use crate::http_probe::{read_body, request};
+use crate::probe::{Probe, Stage};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -31,6 +33,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for PollingHttp {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -55,5 +58,26 @@ impl Connector for PollingHttp {
             "PollingHTTPSource<{}>",
             str_at(table, "/endpoint").unwrap_or_default()
         )
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe.pass(
+            Stage::Connect,
+            "polling_http tables carry their endpoint; TEST TABLE requests it",
+        );
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        // One poll, as the source would make it.
+        let method = probe
+            .table
+            .and_then(|t| str_at(t, "/method"))
+            .unwrap_or("GET")
+            .to_string();
+        let body = probe
+            .table
+            .and_then(|t| str_at(t, "/body"))
+            .map(str::to_string);
+        if let Some(response) = request(probe, &method, body).await {
+            read_body(probe, response).await;
+        }
     }
 }

@@ -1,7 +1,10 @@
 //! The `redis` connector: rows written to Redis strings, lists or hashes (sink), and
 //! tables looked up by key (lookup, `CREATE TEMPORARY TABLE`).
 
+mod probe;
+
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::probe::Probe;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, FieldType};
@@ -87,6 +90,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Redis {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -122,6 +126,12 @@ impl Connector for Redis {
             ConnectionType::Lookup => "RedisLookup".into(),
             _ => "RedisSink".into(),
         }
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe::connect(probe).await;
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        probe::test_table(probe).await;
     }
 }
 

@@ -1,6 +1,8 @@
 //! The `single_file` connector: one local file as a source or sink.
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::local_files::{check_writable, io_code, local_path, read_messages};
+use crate::probe::{Probe, Stage, TestCode};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -25,6 +27,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for SingleFile {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -54,6 +57,52 @@ impl Connector for SingleFile {
         match connection_type {
             ConnectionType::Sink => format!("SingleFileSink<{path}>"),
             _ => format!("SingleFileSource<{path}>"),
+        }
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe.pass(Stage::Connect, "local files need no connection");
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        let Some(setting) = probe.table_setting("/path", "path") else {
+            return;
+        };
+        let Some(path) = local_path(&setting) else {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::NotFound,
+                format!("'{setting}' is not a local path"),
+                "Use a local path or a file:// URL.",
+            );
+            return;
+        };
+        if probe.role == Some(ConnectionType::Sink) {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            };
+            check_writable(probe, &dir).await;
+            return;
+        }
+        match tokio::fs::metadata(&path).await {
+            Ok(m) if m.is_file() => {
+                probe.pass(
+                    Stage::Locate,
+                    format!("file '{}' exists ({} bytes)", path.display(), m.len()),
+                );
+                read_messages(probe, &[path]).await;
+            }
+            Ok(_) => probe.fail(
+                Stage::Locate,
+                TestCode::NotFound,
+                format!("'{}' is not a file", path.display()),
+                "Point 'path' at a file; use the filesystem connector for directories.",
+            ),
+            Err(e) => probe.fail(
+                Stage::Locate,
+                io_code(&e),
+                format!("file '{}' is not accessible: {e}", path.display()),
+                "Check the path; relative paths are resolved from the working directory.",
+            ),
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::http::check_http_table;
+use crate::http_probe::{read_events, request};
+use crate::probe::{Probe, Stage};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -27,6 +29,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Sse {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -42,5 +45,26 @@ impl Connector for Sse {
             "SSESource<{}>",
             str_at(table, "/endpoint").unwrap_or_default()
         )
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe.pass(
+            Stage::Connect,
+            "sse tables carry their endpoint; TEST TABLE connects to it",
+        );
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        let events: Vec<String> = probe
+            .table
+            .and_then(|t| str_at(t, "/events"))
+            .map(|e| {
+                e.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(response) = request(probe, "GET", None).await {
+            read_events(probe, response, &events).await;
+        }
     }
 }

@@ -160,6 +160,7 @@ pub(crate) fn build_profile(
         options: entries,
         created_at: existing.map(|p| p.created_at).unwrap_or(now),
         updated_at: now,
+        last_test: None,
     };
     Ok((profile, warnings))
 }

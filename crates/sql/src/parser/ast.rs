@@ -159,14 +159,21 @@ pub enum Statement {
     DescribeProfile(Name),
     /// `DESCRIBE CONNECTOR name`.
     DescribeConnector(Name),
-    /// `TEST CONNECTION PROFILE name`.
-    TestProfile(Name),
-    /// `TEST TABLE name [LIMIT n]`.
+    /// `TEST CONNECTION PROFILE name [TIMEOUT interval]`.
+    TestProfile {
+        /// The profile name.
+        name: Name,
+        /// The bound on each network step, as written, and where.
+        timeout: Option<(String, Span)>,
+    },
+    /// `TEST TABLE name [LIMIT n] [TIMEOUT interval]`.
     TestTable {
         /// The table name.
         name: Name,
         /// How many messages to read.
         limit: Option<u64>,
+        /// The bound on each network step (and on waiting for messages), and where.
+        timeout: Option<(String, Span)>,
     },
     /// Anything else: planned and run by DataFusion.
     Query,

@@ -394,7 +394,9 @@ impl StmtParser {
         self.expect_word("test")?;
         let stmt = if self.eat_word("connection") {
             self.expect_word("profile")?;
-            Statement::TestProfile(self.name()?)
+            let name = self.name()?;
+            let timeout = self.test_timeout()?;
+            Statement::TestProfile { name, timeout }
         } else {
             self.p.expect_keyword(Keyword::TABLE)?;
             let name = self.name()?;
@@ -403,10 +405,34 @@ impl StmtParser {
             } else {
                 None
             };
-            Statement::TestTable { name, limit }
+            let timeout = self.test_timeout()?;
+            Statement::TestTable {
+                name,
+                limit,
+                timeout,
+            }
         };
         self.expect_end()?;
         Ok(stmt)
+    }
+
+    /// `TIMEOUT INTERVAL '5' SECOND` or `TIMEOUT '500 ms'`, if given: the interval's text
+    /// and where it is.
+    fn test_timeout(&mut self) -> PResult<Option<(String, Span)>> {
+        if !self.eat_word("timeout") {
+            return Ok(None);
+        }
+        let start = span(self.p.peek_token_ref().span);
+        let expr = self.p.parse_expr()?;
+        let end = span(self.p.get_current_token().span);
+        let text = match &expr {
+            datafusion::sql::sqlparser::ast::Expr::Value(v) => match &v.value {
+                datafusion::sql::sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            },
+            other => other.to_string(),
+        };
+        Ok(Some((text, start.union(&end))))
     }
 
     fn drop_behavior(&mut self) -> DropBehavior {

@@ -1,0 +1,121 @@
+//! Connection tests on the local filesystem, shared by `filesystem` and `single_file`:
+//! locate the path, read sample messages (lines, or whole files for binary formats), and
+//! for sinks prove the directory is writable by creating and removing a probe file.
+
+use crate::probe::{Probe, Stage, TestCode};
+use std::path::{Path, PathBuf};
+
+/// A local path from a setting (`file://` stripped); `None` for other URLs.
+pub(crate) fn local_path(setting: &str) -> Option<PathBuf> {
+    match setting.split_once("://") {
+        None => Some(PathBuf::from(setting)),
+        Some(("file", rest)) => Some(PathBuf::from(rest)),
+        Some(_) => None,
+    }
+}
+
+/// Read up to `probe.limit` messages from `files` (in order).
+pub(crate) async fn read_messages(probe: &mut Probe<'_>, files: &[PathBuf]) {
+    if !probe.wants_messages() {
+        return;
+    }
+    for file in files {
+        if probe.messages.len() >= probe.limit {
+            break;
+        }
+        let bytes = match tokio::fs::read(file).await {
+            Ok(b) => b,
+            Err(e) => {
+                probe.fail(
+                    Stage::Read,
+                    io_code(&e),
+                    format!("cannot read '{}': {e}", file.display()),
+                    "Check the file's permissions.",
+                );
+                return;
+            }
+        };
+        if probe.whole_files {
+            probe.messages.push(bytes);
+            continue;
+        }
+        for line in bytes.split(|b| *b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                continue;
+            }
+            if probe.messages.len() >= probe.limit {
+                break;
+            }
+            probe.messages.push(line.to_vec());
+        }
+    }
+    if probe.messages.is_empty() {
+        probe.fail(
+            Stage::Read,
+            TestCode::Empty,
+            "nothing to read: the files are empty",
+            "Write data to the path first, or check that the path points at the right files.",
+        );
+    } else {
+        let n = probe.messages.len();
+        probe.pass(
+            Stage::Read,
+            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
+        );
+    }
+}
+
+/// Prove `dir` accepts new files by creating and removing one.
+pub(crate) async fn check_writable(probe: &mut Probe<'_>, dir: &Path) {
+    match tokio::fs::metadata(dir).await {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            probe.fail(
+                Stage::Locate,
+                TestCode::NotFound,
+                format!("'{}' is not a directory", dir.display()),
+                "Point the sink at a directory.",
+            );
+            return;
+        }
+        Err(e) => {
+            probe.fail(
+                Stage::Locate,
+                io_code(&e),
+                format!("directory '{}' is not accessible: {e}", dir.display()),
+                "Create the directory, or check the path.",
+            );
+            return;
+        }
+    }
+    probe.pass(
+        Stage::Locate,
+        format!("directory '{}' exists", dir.display()),
+    );
+    let marker = dir.join(format!(".tributary-probe-{}", std::process::id()));
+    match tokio::fs::write(&marker, b"").await {
+        Ok(()) => {
+            let _ = tokio::fs::remove_file(&marker).await;
+            probe.pass(
+                Stage::Write,
+                format!("created and removed the empty file '{}'", marker.display()),
+            );
+        }
+        Err(e) => probe.fail(
+            Stage::Write,
+            io_code(&e),
+            format!("cannot create files in '{}': {e}", dir.display()),
+            "Grant write permission on the directory to the user Tributary runs as.",
+        ),
+    }
+}
+
+/// The code for a local I/O error.
+pub(crate) fn io_code(e: &std::io::Error) -> TestCode {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => TestCode::NotFound,
+        std::io::ErrorKind::PermissionDenied => TestCode::PermissionDenied,
+        _ => TestCode::BadResponse,
+    }
+}

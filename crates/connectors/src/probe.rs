@@ -1,0 +1,357 @@
+//! Connection tests: a [`Probe`] carries the settings under test, resolves `{{ VAR }}`
+//! references only now (a missing variable is a failure naming it), bounds every network
+//! step with a timeout, and records what happened as [`TestEvent`]s by stage (resolve,
+//! connect, authenticate, locate, read, write), each failure with a stable [`TestCode`] and
+//! a hint. Sources hand back the raw messages they read; decoding them is the caller's.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tributary_types::{ConnectionType, resolve_env};
+
+/// The step of a connection test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Settings and `{{ VAR }}` references turned into an address and credentials.
+    Resolve,
+    /// A connection to the system.
+    Connect,
+    /// Credentials accepted.
+    Authenticate,
+    /// The topic, subject, stream, queue, key space or path exists.
+    Locate,
+    /// Messages read.
+    Read,
+    /// Messages decoded with the table's format.
+    Decode,
+    /// The sink can write.
+    Write,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::Resolve => "resolve",
+            Stage::Connect => "connect",
+            Stage::Authenticate => "authenticate",
+            Stage::Locate => "locate",
+            Stage::Read => "read",
+            Stage::Decode => "decode",
+            Stage::Write => "write",
+        })
+    }
+}
+
+/// Why a stage failed: stable codes that scripts and the REST API can match on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TestCode {
+    /// A `{{ VAR }}` reference names an unset variable.
+    MissingVariable,
+    /// The host name does not resolve.
+    DnsUnresolved,
+    /// Nothing listens at the address.
+    ConnectRefused,
+    /// No answer within the timeout.
+    Timeout,
+    /// Credentials refused.
+    AuthFailed,
+    /// TLS could not be established.
+    TlsFailed,
+    /// The topic, stream, path, ... does not exist.
+    NotFound,
+    /// Access to it is denied.
+    PermissionDenied,
+    /// Nothing arrived to read.
+    Empty,
+    /// A message did not decode.
+    DecodeFailed,
+    /// The system answered something unexpected.
+    BadResponse,
+    /// The system cannot be reached from here (a cloud service); only the configuration
+    /// was checked.
+    NotTestable,
+}
+
+impl fmt::Display for TestCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        f.write_str(&text)
+    }
+}
+
+/// How a stage went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It worked.
+    Passed,
+    /// It failed; the test stops.
+    Failed,
+    /// It was not run (say why in the message).
+    Skipped,
+}
+
+/// One thing a test did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestEvent {
+    /// The step.
+    pub stage: Stage,
+    /// How it went.
+    pub outcome: Outcome,
+    /// Why it failed (or why it was skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<TestCode>,
+    /// What happened, in a sentence (never a secret).
+    pub message: String,
+    /// What to check, for failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// Milliseconds since the test started.
+    pub elapsed_ms: u64,
+}
+
+/// What is being tested, and the record of it.
+pub struct Probe<'a> {
+    /// The connection settings (a profile's config, or a table's inline settings).
+    pub connection: &'a Value,
+    /// The table's config, for `TEST TABLE`.
+    pub table: Option<&'a Value>,
+    /// The table's role, for `TEST TABLE`.
+    pub role: Option<ConnectionType>,
+    /// The most messages to read.
+    pub limit: usize,
+    /// The bound on each network step.
+    pub timeout: Duration,
+    /// File sources return whole files as messages (binary formats: parquet, Avro
+    /// container files) rather than lines.
+    pub whole_files: bool,
+    env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
+    on_event: Option<&'a mut (dyn FnMut(&TestEvent) + Send)>,
+    started: Instant,
+    events: Vec<TestEvent>,
+    /// Raw messages read, for the caller to decode.
+    pub messages: Vec<Vec<u8>>,
+}
+
+impl fmt::Debug for Probe<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Probe")
+            .field("limit", &self.limit)
+            .field("timeout", &self.timeout)
+            .field("events", &self.events)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Probe<'a> {
+    /// A probe of `connection`, reading environment variables through `env`.
+    pub fn new(
+        connection: &'a Value,
+        timeout: Duration,
+        env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
+    ) -> Self {
+        Self {
+            connection,
+            table: None,
+            role: None,
+            limit: 10,
+            timeout,
+            whole_files: false,
+            env,
+            on_event: None,
+            started: Instant::now(),
+            events: Vec::new(),
+            messages: Vec::new(),
+        }
+    }
+
+    /// Test a table (its config and role) as well, reading up to `limit` messages.
+    pub fn with_table(mut self, table: &'a Value, role: ConnectionType, limit: usize) -> Self {
+        self.table = Some(table);
+        self.role = Some(role);
+        self.limit = limit;
+        self
+    }
+
+    /// Report each event as it happens (the REPL prints it, the REST API streams it).
+    pub fn on_event(mut self, f: &'a mut (dyn FnMut(&TestEvent) + Send)) -> Self {
+        self.on_event = Some(f);
+        self
+    }
+
+    /// What happened so far.
+    pub fn events(&self) -> &[TestEvent] {
+        &self.events
+    }
+
+    /// Whether the test should read messages (`limit` is 0 for a connect-only test).
+    pub fn wants_messages(&self) -> bool {
+        self.limit > 0
+    }
+
+    /// Whether a stage failed.
+    pub fn failed(&self) -> bool {
+        self.events.iter().any(|e| e.outcome == Outcome::Failed)
+    }
+
+    fn push(
+        &mut self,
+        stage: Stage,
+        outcome: Outcome,
+        code: Option<TestCode>,
+        message: String,
+        hint: Option<String>,
+    ) {
+        let event = TestEvent {
+            stage,
+            outcome,
+            code,
+            message,
+            hint,
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+        };
+        if let Some(f) = &mut self.on_event {
+            f(&event);
+        }
+        self.events.push(event);
+    }
+
+    /// A stage that worked.
+    pub fn pass(&mut self, stage: Stage, message: impl Into<String>) {
+        self.push(stage, Outcome::Passed, None, message.into(), None);
+    }
+
+    /// A stage that failed.
+    pub fn fail(
+        &mut self,
+        stage: Stage,
+        code: TestCode,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.push(
+            stage,
+            Outcome::Failed,
+            Some(code),
+            message.into(),
+            Some(hint.into()),
+        );
+    }
+
+    /// A stage not run, and why.
+    pub fn skip(&mut self, stage: Stage, code: TestCode, message: impl Into<String>) {
+        self.push(stage, Outcome::Skipped, Some(code), message.into(), None);
+    }
+
+    /// A string setting of the connection at `pointer`, with `{{ VAR }}` references
+    /// resolved; a missing variable fails the resolve stage, naming the option.
+    pub fn setting(&mut self, pointer: &str, option: &str) -> Option<String> {
+        let raw = self.connection.pointer(pointer)?.as_str()?.to_string();
+        self.resolve(&raw, option)
+    }
+
+    /// A string setting of the table at `pointer`, resolved like [`Self::setting`].
+    pub fn table_setting(&mut self, pointer: &str, option: &str) -> Option<String> {
+        let raw = self.table?.pointer(pointer)?.as_str()?.to_string();
+        self.resolve(&raw, option)
+    }
+
+    /// Resolve `{{ VAR }}` references in one value of `option`.
+    pub fn resolve(&mut self, raw: &str, option: &str) -> Option<String> {
+        let env = self.env;
+        match resolve_env(raw, env) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::MissingVariable,
+                    format!("option '{option}': {e}"),
+                    "Set the environment variable before testing, or write the value directly.",
+                );
+                None
+            }
+        }
+    }
+
+    /// Run one network step with the probe's timeout; a timeout fails `stage`.
+    pub async fn within<T>(
+        &mut self,
+        stage: Stage,
+        what: &str,
+        step: impl Future<Output = T>,
+    ) -> Option<T> {
+        match tokio::time::timeout(self.timeout, step).await {
+            Ok(v) => Some(v),
+            Err(_) => {
+                let after = self.timeout;
+                self.fail(
+                    stage,
+                    TestCode::Timeout,
+                    format!("{what} did not finish within {}", human(after)),
+                    "Check that the address is right and reachable from here, or give the test a longer TIMEOUT.",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// A duration for messages: `500 ms`, `5 s`.
+pub fn human(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// The code for an I/O error on connecting.
+pub fn connect_code(e: &std::io::Error) -> TestCode {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionRefused => TestCode::ConnectRefused,
+        K::TimedOut => TestCode::Timeout,
+        K::PermissionDenied => TestCode::PermissionDenied,
+        K::NotFound => TestCode::NotFound,
+        _ if is_dns_error(&e.to_string()) => TestCode::DnsUnresolved,
+        _ => TestCode::ConnectRefused,
+    }
+}
+
+/// Whether an error text is a failed name lookup (the resolvers' wordings).
+pub fn is_dns_error(text: &str) -> bool {
+    let t = text.to_lowercase();
+    t.contains("failed to lookup address")
+        || t.contains("name or service not known")
+        || t.contains("no address associated")
+        || t.contains("nodename nor servname")
+        || t.contains("temporary failure in name resolution")
+        || t.contains("dns error")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_variables_fail_the_resolve_stage_by_name() {
+        let config = serde_json::json!({"password": "{{ NOPE_NOT_SET }}"});
+        let env = |_: &str| None;
+        let mut p = Probe::new(&config, Duration::from_secs(1), &env);
+        assert_eq!(p.setting("/password", "password"), None);
+        let e = &p.events()[0];
+        assert_eq!(
+            (e.stage, e.code),
+            (Stage::Resolve, Some(TestCode::MissingVariable))
+        );
+        assert!(e.message.contains("NOPE_NOT_SET"), "{}", e.message);
+        assert_eq!(TestCode::ConnectRefused.to_string(), "CONNECT_REFUSED");
+    }
+}

@@ -1,0 +1,275 @@
+//! The redis connector's connection test: connect to the server (each node of a cluster),
+//! authenticate with the profile's user and password, PING; for a table, count the keys
+//! under its prefix, and for a sink ask the server (`ACL DRYRUN`) whether the user may write
+//! there, without writing.
+
+use crate::probe::{Probe, Stage, TestCode, connect_code, is_dns_error};
+use ::redis::aio::MultiplexedConnection;
+use ::redis::{ErrorKind, IntoConnectionInfo, RedisError};
+use serde_json::Value;
+use tributary_types::ConnectionType;
+
+/// Connect, authenticate and PING every configured node; the first node's connection.
+pub(super) async fn connect(probe: &mut Probe<'_>) -> Option<MultiplexedConnection> {
+    let mut addresses = Vec::new();
+    match probe
+        .connection
+        .pointer("/connection/addresses")
+        .and_then(Value::as_array)
+    {
+        Some(nodes) => {
+            for (i, node) in nodes.iter().enumerate() {
+                let raw = node.as_str().unwrap_or_default().to_string();
+                addresses.push(probe.resolve(&raw, &format!("cluster.addresses[{i}]"))?);
+            }
+        }
+        None => addresses.push(probe.setting("/connection/address", "address")?),
+    }
+    let username = match probe.connection.pointer("/username") {
+        Some(_) => Some(probe.setting("/username", "username")?),
+        None => None,
+    };
+    let password = match probe.connection.pointer("/password") {
+        Some(_) => Some(probe.setting("/password", "password")?),
+        None => None,
+    };
+    probe.pass(
+        Stage::Resolve,
+        format!("{} address(es) to test", addresses.len()),
+    );
+    let mut first = None;
+    for address in &addresses {
+        let conn = node(probe, address, username.as_deref(), password.as_deref()).await?;
+        first.get_or_insert(conn);
+    }
+    first
+}
+
+async fn node(
+    probe: &mut Probe<'_>,
+    address: &str,
+    username: Option<&str>,
+    password: Option<&str>,
+) -> Option<MultiplexedConnection> {
+    let mut info = match address.into_connection_info() {
+        Ok(i) => i,
+        Err(e) => {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::BadResponse,
+                format!("'{address}' is not a redis address: {e}"),
+                "Write the address as redis://host:port or rediss://host:port.",
+            );
+            return None;
+        }
+    };
+    let mut settings = info.redis_settings().clone();
+    if let Some(u) = username {
+        settings = settings.set_username(u);
+    }
+    if let Some(p) = password {
+        settings = settings.set_password(p);
+    }
+    info = info.set_redis_settings(settings);
+    let client = match ::redis::Client::open(info) {
+        Ok(c) => c,
+        Err(e) => {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::BadResponse,
+                format!("'{address}' cannot be used: {e}"),
+                "Check the address.",
+            );
+            return None;
+        }
+    };
+    let shown = address_without_credentials(address);
+    let connected = probe
+        .within(
+            Stage::Connect,
+            &format!("connecting to {shown}"),
+            client.get_multiplexed_async_connection(),
+        )
+        .await?;
+    let mut conn = match connected {
+        Ok(c) => c,
+        Err(e) => {
+            fail_redis(probe, &shown, &e);
+            return None;
+        }
+    };
+    probe.pass(Stage::Connect, format!("connected to {shown}"));
+    let pong = probe
+        .within(
+            Stage::Authenticate,
+            "PING",
+            ::redis::cmd("PING").query_async::<String>(&mut conn),
+        )
+        .await?;
+    match pong {
+        Ok(_) => {
+            let who = username.unwrap_or("default");
+            probe.pass(
+                Stage::Authenticate,
+                format!("PING answered as user '{who}'"),
+            );
+            Some(conn)
+        }
+        Err(e) => {
+            fail_redis(probe, &shown, &e);
+            None
+        }
+    }
+}
+
+/// Report a redis error at the stage it belongs to.
+fn fail_redis(probe: &mut Probe<'_>, address: &str, e: &RedisError) {
+    let text = e.to_string();
+    let auth = e.kind() == ErrorKind::AuthenticationFailed
+        || text.contains("WRONGPASS")
+        || text.contains("NOAUTH")
+        || text.contains("invalid password");
+    if auth {
+        probe.fail(
+            Stage::Authenticate,
+            TestCode::AuthFailed,
+            format!("{address} refused the credentials: {text}"),
+            "Check 'username' and 'password' on the connection profile.",
+        );
+    } else if is_dns_error(&text) {
+        probe.fail(
+            Stage::Connect,
+            TestCode::DnsUnresolved,
+            format!("the host of {address} does not resolve: {text}"),
+            "Check the host name in the address.",
+        );
+    } else if e.is_connection_refusal() {
+        probe.fail(
+            Stage::Connect,
+            TestCode::ConnectRefused,
+            format!("nothing accepts connections at {address}: {text}"),
+            "Check the host and port, and that Redis is running.",
+        );
+    } else if e.is_timeout() {
+        probe.fail(
+            Stage::Connect,
+            TestCode::Timeout,
+            format!("{address} did not answer in time: {text}"),
+            "Check that the address is reachable from here.",
+        );
+    } else {
+        let code = std::io::Error::other(text.clone());
+        probe.fail(
+            Stage::Connect,
+            connect_code(&code),
+            format!("cannot connect to {address}: {text}"),
+            "Check the address and that Redis is running.",
+        );
+    }
+}
+
+/// The address with any `user:password@` removed, for messages.
+fn address_without_credentials(address: &str) -> String {
+    match (address.split_once("://"), address.rsplit_once('@')) {
+        (Some((scheme, _)), Some((_, host))) => format!("{scheme}://{host}"),
+        _ => address.to_string(),
+    }
+}
+
+/// The table's key prefix, whatever its target.
+fn key_prefix(table: &Value) -> Option<&str> {
+    [
+        "/connectorType/target/keyPrefix",
+        "/connectorType/target/listPrefix",
+        "/connectorType/target/hashKeyPrefix",
+        "/connectorType/lookup/keyPrefix",
+    ]
+    .iter()
+    .find_map(|p| table.pointer(p).and_then(Value::as_str))
+}
+
+pub(super) async fn test_table(probe: &mut Probe<'_>) {
+    let Some(mut conn) = connect(probe).await else {
+        return;
+    };
+    let prefix = probe
+        .table
+        .and_then(key_prefix)
+        .unwrap_or_default()
+        .to_string();
+    let pattern = format!("{prefix}*");
+    let scanned = probe
+        .within(
+            Stage::Locate,
+            "scanning keys",
+            ::redis::cmd("SCAN")
+                .arg(0)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async::<(u64, Vec<String>)>(&mut conn),
+        )
+        .await;
+    match scanned {
+        Some(Ok((_, keys))) => probe.pass(
+            Stage::Locate,
+            format!(
+                "{} key(s) match '{pattern}' in the first scan batch",
+                keys.len()
+            ),
+        ),
+        Some(Err(e)) => {
+            probe.fail(
+                Stage::Locate,
+                TestCode::PermissionDenied,
+                format!("SCAN MATCH '{pattern}' failed: {e}"),
+                "Grant the user the SCAN command, or check the key prefix.",
+            );
+            return;
+        }
+        None => return,
+    }
+    if probe.role != Some(ConnectionType::Sink) {
+        return;
+    }
+    let user = match probe
+        .connection
+        .pointer("/username")
+        .and_then(Value::as_str)
+    {
+        Some(u) => u.to_string(),
+        None => "default".to_string(),
+    };
+    let dry = probe
+        .within(
+            Stage::Write,
+            "ACL DRYRUN",
+            ::redis::cmd("ACL")
+                .arg("DRYRUN")
+                .arg(&user)
+                .arg("SET")
+                .arg(format!("{prefix}tributary-probe"))
+                .arg("x")
+                .query_async::<String>(&mut conn),
+        )
+        .await;
+    match dry {
+        Some(Ok(answer)) if answer == "OK" => probe.pass(
+            Stage::Write,
+            format!("user '{user}' may write keys under '{prefix}' (checked with ACL DRYRUN, nothing written)"),
+        ),
+        Some(Ok(answer)) => probe.fail(
+            Stage::Write,
+            TestCode::PermissionDenied,
+            format!("user '{user}' may not write keys under '{prefix}': {answer}"),
+            "Grant the user write access to the key prefix (ACL SETUSER ... ~prefix* +set).",
+        ),
+        Some(Err(e)) => probe.skip(
+            Stage::Write,
+            TestCode::BadResponse,
+            format!("the server cannot check write permission without writing (ACL DRYRUN: {e}); nothing was written"),
+        ),
+        None => {}
+    }
+}

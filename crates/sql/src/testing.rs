@@ -1,0 +1,241 @@
+//! Connection tests from SQL: `TEST CONNECTION PROFILE`, `TEST TABLE` (connect, locate,
+//! read sample messages, decode them with the table's format), and the tests that
+//! `CREATE CONNECTION PROFILE` and `CREATE TABLE ... validate = 'connect' | 'sample'` run
+//! before anything is stored. Stages become result rows and notes; the first failure
+//! becomes a diagnostic naming the stage and its stable code.
+
+use datafusion::arrow::array::RecordBatch;
+use serde_json::Value;
+use std::time::Duration;
+use tributary_connectors::probe::{Outcome, Probe, Stage, TestCode, TestEvent};
+use tributary_connectors::registry;
+use tributary_formats::BatchDecoder;
+use tributary_types::{
+    ConnectionProfile, ConnectionTable, ConnectionType, Diagnostic, Format, LastTest, Span,
+    parse_interval_micros,
+};
+
+use crate::describe::text_batch;
+
+/// The bound on each network step unless `TIMEOUT` says otherwise.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Messages a table test reads unless `LIMIT` says otherwise.
+pub(crate) const DEFAULT_LIMIT: u64 = 10;
+
+/// A `TIMEOUT` clause as a duration.
+pub(crate) fn parse_timeout(timeout: &Option<(String, Span)>) -> Result<Duration, Diagnostic> {
+    let Some((text, span)) = timeout else {
+        return Ok(DEFAULT_TIMEOUT);
+    };
+    match parse_interval_micros(text) {
+        Ok(us) if us > 0 => Ok(Duration::from_micros(us as u64)),
+        Ok(_) => Err(Diagnostic::error("TIMEOUT must be longer than zero")
+            .with_span(*span)
+            .with_help("Write TIMEOUT INTERVAL '5' SECOND.")),
+        Err(e) => Err(Diagnostic::error(format!("invalid TIMEOUT '{text}': {e}"))
+            .with_span(*span)
+            .with_help("Write TIMEOUT INTERVAL '5' SECOND or TIMEOUT '500 milliseconds'.")),
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// What a test did.
+#[derive(Debug)]
+pub(crate) struct Tested {
+    pub events: Vec<TestEvent>,
+    pub messages: Vec<Vec<u8>>,
+}
+
+impl Tested {
+    pub(crate) fn failure(&self) -> Option<&TestEvent> {
+        self.events.iter().find(|e| e.outcome == Outcome::Failed)
+    }
+
+    /// The summary kept with a profile.
+    pub(crate) fn summary(&self, at: i64) -> LastTest {
+        let failure = self.failure();
+        let skipped = self.events.iter().all(|e| e.outcome == Outcome::Skipped);
+        LastTest {
+            at,
+            result: match (failure, skipped) {
+                (Some(_), _) => "failed",
+                (None, true) => "skipped",
+                (None, false) => "passed",
+            }
+            .into(),
+            code: failure.and_then(|f| f.code).map(|c| c.to_string()),
+            latency_ms: self.events.last().map(|e| e.elapsed_ms).unwrap_or(0),
+        }
+    }
+}
+
+/// Test a profile's connection.
+pub(crate) async fn test_profile(profile: &ConnectionProfile, timeout: Duration) -> Tested {
+    let Some(entry) = registry().get(&profile.connector) else {
+        return Tested {
+            events: vec![],
+            messages: vec![],
+        };
+    };
+    let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
+    let mut probe = Probe::new(&profile.config, timeout, env);
+    entry.connector.test_connection(&mut probe).await;
+    Tested {
+        events: probe.events().to_vec(),
+        messages: std::mem::take(&mut probe.messages),
+    }
+}
+
+/// Test a table: its connection, its topic/path/..., and (sources) up to `limit` messages.
+pub(crate) async fn test_table(
+    table: &ConnectionTable,
+    connection: &Value,
+    limit: u64,
+    timeout: Duration,
+) -> Tested {
+    let Some(entry) = registry().get(&table.connector) else {
+        return Tested {
+            events: vec![],
+            messages: vec![],
+        };
+    };
+    let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
+    let mut probe = Probe::new(connection, timeout, env).with_table(
+        &table.config,
+        table.connection_type,
+        limit as usize,
+    );
+    probe.whole_files = matches!(
+        &table.schema.format,
+        Some(Format::Parquet(_))
+            | Some(Format::Avro(tributary_types::AvroFormat {
+                raw_datums: false,
+                confluent_schema_registry: false,
+                ..
+            }))
+    );
+    entry.connector.test_table(&mut probe).await;
+    Tested {
+        events: probe.events().to_vec(),
+        messages: std::mem::take(&mut probe.messages),
+    }
+}
+
+/// The decoded sample rows, and why each message that did not decode failed.
+#[derive(Debug)]
+pub(crate) struct Decoded {
+    pub batch: Option<RecordBatch>,
+    pub failures: Vec<(usize, String)>,
+}
+
+/// Decode each message with the table's format and schema, one by one, so every failure
+/// names its message.
+pub(crate) fn decode(table: &ConnectionTable, messages: &[Vec<u8>]) -> Result<Decoded, String> {
+    let mut schema = table.schema.clone();
+    schema.bad_data = None;
+    let mut decoder = BatchDecoder::new(&schema).map_err(|e| e.to_string())?;
+    let mut batches = Vec::new();
+    let mut failures = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let pushed = decoder.push(m).and_then(|()| decoder.finish());
+        match pushed {
+            Ok(Some(b)) => batches.push(b),
+            Ok(None) => {}
+            Err(e) => failures.push((i + 1, reason(&e))),
+        }
+    }
+    let batch = if batches.is_empty() {
+        None
+    } else {
+        Some(
+            datafusion::arrow::compute::concat_batches(&decoder.schema(), &batches)
+                .map_err(|e| e.to_string())?,
+        )
+    };
+    Ok(Decoded { batch, failures })
+}
+
+fn reason(e: &tributary_formats::DecodeError) -> String {
+    match e {
+        tributary_formats::DecodeError::BadRecord { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The events as rows: stage, result, code, detail, elapsed.
+pub(crate) fn events_batch(events: &[TestEvent]) -> RecordBatch {
+    text_batch(
+        &["stage", "result", "code", "detail", "elapsed_ms"],
+        events
+            .iter()
+            .map(|e| {
+                vec![
+                    e.stage.to_string(),
+                    outcome(e.outcome).into(),
+                    e.code.map(|c| c.to_string()).unwrap_or_default(),
+                    e.message.clone(),
+                    e.elapsed_ms.to_string(),
+                ]
+            })
+            .collect(),
+    )
+}
+
+fn outcome(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Passed => "passed",
+        Outcome::Failed => "failed",
+        Outcome::Skipped => "skipped",
+    }
+}
+
+/// Each event as a note, for statements whose result is something else.
+pub(crate) fn event_notes(events: &[TestEvent], span: Span) -> Vec<Diagnostic> {
+    events
+        .iter()
+        .filter(|e| e.outcome != Outcome::Failed)
+        .map(|e| {
+            let code = e.code.map(|c| format!(" [{c}]")).unwrap_or_default();
+            Diagnostic::note(format!(
+                "{}: {}{code} ({} ms)",
+                e.stage, e.message, e.elapsed_ms
+            ))
+            .with_span(span)
+        })
+        .collect()
+}
+
+/// The diagnostic for a failed test of `what` (`connection profile 'p'`).
+pub(crate) fn failure_diagnostic(what: &str, tested: &Tested, span: Span) -> Option<Diagnostic> {
+    let failed = tested.failure()?;
+    let code = failed.code.unwrap_or(TestCode::BadResponse);
+    let mut d = Diagnostic::error(format!(
+        "the connection test of {what} failed at stage '{}' [{code}]: {}",
+        failed.stage, failed.message
+    ))
+    .with_span(span);
+    for e in tested
+        .events
+        .iter()
+        .filter(|e| e.outcome == Outcome::Passed)
+    {
+        d = d.with_note(format!("{} passed: {}", e.stage, e.message));
+    }
+    if let Some(h) = &failed.hint {
+        d = d.with_help(h.clone());
+    }
+    Some(d)
+}
+
+/// Whether the test reached the point of reading (a source that read messages).
+pub(crate) fn read_anything(tested: &Tested, role: ConnectionType) -> bool {
+    role != ConnectionType::Sink
+        && tested
+            .events
+            .iter()
+            .any(|e| e.stage == Stage::Read && e.outcome == Outcome::Passed)
+}
