@@ -1,0 +1,482 @@
+//! TEST CONNECTION PROFILE, TEST TABLE and validating CREATE statements against real
+//! systems on this machine: Redis on 127.0.0.1:6379 (and a second, password-protected
+//! redis-server the test starts), local files, and HTTP/SSE servers the tests start on
+//! 127.0.0.1. Each failure mode has its stage and code checked. A missing Redis fails the
+//! tests; it does not skip them.
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+use axum::Router;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use std::sync::Arc;
+use std::time::Duration;
+use tributary_catalog::OverlayStore;
+use tributary_sql::{Output, Session, StatementResult};
+use tributary_types::Severity;
+
+fn session() -> Session {
+    Session::new(Arc::new(OverlayStore::in_memory()))
+}
+
+/// The error of a statement that must fail, as "message | help".
+async fn error_of(session: &Session, sql: &str) -> String {
+    let e = session.execute(sql).await.unwrap_err();
+    let d = &e.diagnostics[0];
+    format!("{} | {}", d.message, d.help.clone().unwrap_or_default())
+}
+
+/// Rows of a result as space-joined cells.
+fn rows(r: &StatementResult) -> Vec<String> {
+    let Output::Rows { batches, .. } = &r.output else {
+        panic!("no rows")
+    };
+    let b = &batches[0];
+    (0..b.num_rows())
+        .map(|i| {
+            (0..b.num_columns())
+                .map(|c| {
+                    datafusion::arrow::util::display::ArrayFormatter::try_new(
+                        b.column(c).as_ref(),
+                        &Default::default(),
+                    )
+                    .unwrap()
+                    .value(i)
+                    .to_string()
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn redis_profiles_connect_authenticate_and_fail_with_codes() {
+    let s = session();
+    // The local Redis (started by .ci/run).
+    let ok = s
+        .execute("CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://127.0.0.1:6379')")
+        .await
+        .unwrap_or_else(|e| panic!("is redis-server running on 127.0.0.1:6379? {e}"));
+    let notes: Vec<&str> = ok[0].warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("connect: connected to redis://127.0.0.1:6379")),
+        "{notes:?}"
+    );
+    assert!(ok[0].warnings.iter().all(|w| w.severity == Severity::Note));
+    let tested = s.execute("TEST CONNECTION PROFILE r").await.unwrap();
+    let r = rows(&tested[0]);
+    assert!(
+        r.iter()
+            .any(|l| l.starts_with("authenticate passed  PING answered as user 'default'")),
+        "{r:?}"
+    );
+    let shown = s.execute("SHOW CONNECTION PROFILES").await.unwrap();
+    assert!(
+        rows(&shown[0])[0].contains(" passed "),
+        "{:?}",
+        rows(&shown[0])
+    );
+    // Refused: nothing stored.
+    let port = closed_port();
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE refused WITH (connector = 'redis', address = 'redis://127.0.0.1:{port}')")).await;
+    assert!(
+        e.starts_with(&format!("the connection test of connection profile 'refused' failed at stage 'connect' [CONNECT_REFUSED]: nothing accepts connections at redis://127.0.0.1:{port}")),
+        "{e}"
+    );
+    assert!(s.store().profile_by_name("refused").unwrap().is_none());
+    // Unknown host.
+    let e = error_of(&s, "CREATE CONNECTION PROFILE dns WITH (connector = 'redis', address = 'redis://no-such-host.invalid:6379')").await;
+    assert!(
+        e.contains("failed at stage 'connect' [DNS_UNRESOLVED]"),
+        "{e}"
+    );
+    // A variable that is not set names itself.
+    let e = error_of(&s, "CREATE CONNECTION PROFILE var WITH (connector = 'redis', address = 'redis://127.0.0.1:6379', password = '{{ TRIBUTARY_SURELY_UNSET_VAR }}')").await;
+    assert!(
+        e.starts_with("the connection test of connection profile 'var' failed at stage 'resolve' [MISSING_VARIABLE]: option 'password':")
+            && e.contains("TRIBUTARY_SURELY_UNSET_VAR"),
+        "{e}"
+    );
+    // validate = false stores it untested.
+    s.execute("CREATE CONNECTION PROFILE offline WITH (connector = 'redis', address = 'redis://127.0.0.1:1', validate = false)")
+        .await
+        .unwrap();
+    // Testing it on demand reports the failure; the last result is kept.
+    let e = error_of(
+        &s,
+        "TEST CONNECTION PROFILE offline TIMEOUT INTERVAL '2' SECOND",
+    )
+    .await;
+    assert!(e.contains("[CONNECT_REFUSED]"), "{e}");
+    let shown = s.execute("SHOW CONNECTION PROFILES").await.unwrap();
+    assert!(
+        rows(&shown[0])
+            .iter()
+            .any(|l| l.starts_with("offline ") && l.contains("failed (CONNECT_REFUSED)")),
+        "{:?}",
+        rows(&shown[0])
+    );
+}
+
+/// A second redis-server, with a password, on a free port; stopped when dropped.
+struct GuardedRedis {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl GuardedRedis {
+    async fn start(password: &str) -> Self {
+        let port = closed_port();
+        let child = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--requirepass",
+                password,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (.ci/run installs it)");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Self { child, port };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the password-protected redis-server did not start on port {port}");
+    }
+}
+
+impl Drop for GuardedRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn redis_credentials_are_checked_and_never_printed() {
+    let guarded = GuardedRedis::start("s3cret-pass").await;
+    let s = session();
+    let e = error_of(
+        &s,
+        &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'redis', address = 'redis://127.0.0.1:{}', password = 'not-the-pass')", guarded.port),
+    )
+    .await;
+    assert!(
+        e.contains("failed at stage 'authenticate' [AUTH_FAILED]"),
+        "{e}"
+    );
+    assert!(!e.contains("not-the-pass"), "{e}");
+    s.execute(&format!(
+        "CREATE CONNECTION PROFILE right WITH (connector = 'redis', address = 'redis://127.0.0.1:{}', password = 's3cret-pass')",
+        guarded.port
+    ))
+    .await
+    .unwrap();
+    // A sink table proves it may write without writing.
+    s.execute("CREATE TABLE cache (id TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', connection_profile = 'right', type = 'sink', target = 'string', 'target.key_prefix' = 'c:', 'target.key_column' = id, format = 'json')")
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE cache").await.unwrap();
+    let r = rows(&t[0]);
+    assert!(
+        r.iter().any(|l| l.starts_with("write passed  user 'default' may write keys under 'c:' (checked with ACL DRYRUN, nothing written)")),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out() {
+    // Accepts connections and says nothing.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    let s = session();
+    s.execute(&format!("CREATE CONNECTION PROFILE mute WITH (connector = 'redis', address = 'redis://127.0.0.1:{port}', validate = false)"))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let e = error_of(
+        &s,
+        "TEST CONNECTION PROFILE mute TIMEOUT '300 milliseconds'",
+    )
+    .await;
+    assert!(
+        e.contains("[TIMEOUT]") && e.contains("did not finish within 300 ms"),
+        "{e}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let e = error_of(&s, "TEST CONNECTION PROFILE mute TIMEOUT 'soon'").await;
+    assert!(
+        e.starts_with("invalid TIMEOUT 'soon': ")
+            && e.ends_with("| Write TIMEOUT INTERVAL '5' SECOND or TIMEOUT '500 milliseconds'."),
+        "{e}"
+    );
+    held.abort();
+}
+
+#[tokio::test]
+async fn file_tables_read_and_decode_samples_and_explain_each_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("events.jsonl");
+    std::fs::write(
+        &file,
+        "{\"id\": 1, \"name\": \"a\"}\n{\"id\": \"oops\"}\n\n{\"id\": 3}\n",
+    )
+    .unwrap();
+    let s = session();
+    s.execute(&format!(
+        "CREATE TABLE events (id BIGINT, name TEXT) WITH (connector = 'single_file', path = '{}', type = 'source', format = 'json')",
+        file.display()
+    ))
+    .await
+    .unwrap();
+    let t = s.execute("TEST TABLE events LIMIT 5").await.unwrap();
+    assert_eq!(rows(&t[0]), ["1 a", "3 "]);
+    let warnings: Vec<String> = t[0]
+        .warnings
+        .iter()
+        .filter(|w| w.severity == Severity::Warning)
+        .map(|w| w.message.clone())
+        .collect();
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0].starts_with("message 2 could not be decoded:"),
+        "{warnings:?}"
+    );
+    // LIMIT bounds what is read.
+    let t = s.execute("TEST TABLE events LIMIT 1").await.unwrap();
+    assert_eq!(rows(&t[0]), ["1 a"]);
+    // An empty file says so.
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    s.execute(&format!("CREATE TABLE empty (id BIGINT) WITH (connector = 'single_file', path = '{}', type = 'source', format = 'json')", empty.display()))
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE empty").await;
+    assert!(
+        e.starts_with("the connection test of table 'empty' failed at stage 'read' [EMPTY]"),
+        "{e}"
+    );
+    // A missing file.
+    s.execute("CREATE TABLE gone (id BIGINT) WITH (connector = 'single_file', path = '/no/such/file.jsonl', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE gone").await;
+    assert!(e.contains("failed at stage 'locate' [NOT_FOUND]"), "{e}");
+    // Nothing decodes: the decode stage fails with every reason.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "not json\n").unwrap();
+    s.execute(&format!("CREATE TABLE bad (id BIGINT) WITH (connector = 'single_file', path = '{}', type = 'source', format = 'json')", bad.display()))
+        .await
+        .unwrap();
+    let e = s.execute("TEST TABLE bad").await.unwrap_err();
+    assert!(
+        e.diagnostics[0]
+            .message
+            .contains("failed at stage 'decode' [DECODE_FAILED]"),
+        "{e}"
+    );
+    assert!(e.diagnostics[0].notes[0].starts_with("message 1: "), "{e}");
+    // A sink proves its directory is writable, and says what it wrote.
+    s.execute(&format!("CREATE TABLE out (id BIGINT) WITH (connector = 'single_file', path = '{}', type = 'sink', format = 'json')", dir.path().join("out.jsonl").display()))
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE out").await.unwrap();
+    assert!(
+        rows(&t[0])
+            .iter()
+            .any(|l| l.starts_with("write passed  created and removed the empty file")),
+        "{:?}",
+        rows(&t[0])
+    );
+    // The filesystem connector reads a directory; object stores cannot be tested here.
+    std::fs::create_dir(dir.path().join("part")).unwrap();
+    std::fs::write(dir.path().join("part/a.json"), "{\"id\": 7}\n").unwrap();
+    s.execute(&format!("CREATE TABLE dir (id BIGINT) WITH (connector = 'filesystem', path = '{}', type = 'source', format = 'json', 'source.regex_pattern' = '.*\\.json$')", dir.path().display()))
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE dir").await.unwrap();
+    assert_eq!(rows(&t[0]), ["7"]);
+    s.execute("CREATE TABLE s3 (id BIGINT) WITH (connector = 'filesystem', path = 's3://bucket/prefix', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE s3").await.unwrap();
+    assert!(
+        rows(&t[0])[0]
+            .starts_with("connect skipped NOT_TESTABLE 's3://bucket/prefix' is in an object store"),
+        "{:?}",
+        rows(&t[0])
+    );
+}
+
+async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn http_tables_are_requested_and_classified() {
+    let app = Router::new()
+        .route("/orders", get(|| async { r#"{"id": 5, "name": "x"}"# }))
+        .route(
+            "/private",
+            get(|headers: axum::http::HeaderMap| async move {
+                if headers.get("authorization").and_then(|v| v.to_str().ok()) == Some("Bearer good") {
+                    (axum::http::StatusCode::OK, r#"{"id": 1}"#).into_response()
+                } else {
+                    axum::http::StatusCode::UNAUTHORIZED.into_response()
+                }
+            }),
+        )
+        .route(
+            "/events",
+            get(|| async {
+                (
+                    [("content-type", "text/event-stream")],
+                    "event: order\ndata: {\"id\": 1}\n\nevent: ping\ndata: {}\n\nevent: order\ndata: {\"id\": 2}\n\n",
+                )
+            }),
+        )
+        .route(
+            "/idle",
+            get(|| async {
+                let stream = futures::stream::pending::<Result<String, std::io::Error>>();
+                ([("content-type", "text/event-stream")], axum::body::Body::from_stream(stream))
+            }),
+        );
+    let base = serve(app).await;
+    let s = session();
+    let create = |name: &str, connector: &str, path: &str, extra: &str| {
+        format!(
+            "CREATE TABLE {name} (id BIGINT, name TEXT) WITH (connector = '{connector}', endpoint = '{base}{path}', format = 'json'{extra})"
+        )
+    };
+    s.execute(&create("polled", "polling_http", "/orders", ""))
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE polled").await.unwrap();
+    assert_eq!(rows(&t[0]), ["5 x"]);
+    s.execute(&create(
+        "denied",
+        "polling_http",
+        "/private",
+        ", headers = 'Authorization: Bearer bad'",
+    ))
+    .await
+    .unwrap();
+    let e = error_of(&s, "TEST TABLE denied").await;
+    assert!(
+        e.contains("failed at stage 'authenticate' [AUTH_FAILED]") && !e.contains("Bearer bad"),
+        "{e}"
+    );
+    s.execute(&create(
+        "allowed",
+        "polling_http",
+        "/private",
+        ", headers = 'Authorization: Bearer good'",
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        rows(&s.execute("TEST TABLE allowed").await.unwrap()[0]),
+        ["1 "]
+    );
+    s.execute(&create("missing", "polling_http", "/nope", ""))
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE missing").await;
+    assert!(e.contains("failed at stage 'locate' [NOT_FOUND]"), "{e}");
+    // Server-sent events of the chosen type.
+    s.execute(&create("sse", "sse", "/events", ", events = 'order'"))
+        .await
+        .unwrap();
+    assert_eq!(
+        rows(&s.execute("TEST TABLE sse").await.unwrap()[0]),
+        ["1 ", "2 "]
+    );
+    // An idle stream: nothing arrives, and the message says why that may be.
+    s.execute(&create("idle", "sse", "/idle", ""))
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE idle TIMEOUT '300 milliseconds'").await;
+    assert!(
+        e.contains("failed at stage 'read' [EMPTY]: no events arrived within 300 ms")
+            && e.contains("The stream may be idle"),
+        "{e}"
+    );
+    // Nothing listening.
+    let port = closed_port();
+    s.execute(&format!("CREATE TABLE down (id BIGINT) WITH (connector = 'polling_http', endpoint = 'http://127.0.0.1:{port}/x', format = 'json')"))
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE down").await;
+    assert!(
+        e.contains("failed at stage 'connect' [CONNECT_REFUSED]"),
+        "{e}"
+    );
+    // validate = 'sample' tests before storing: a failing table is not created.
+    let e = error_of(
+        &s,
+        &create("v_bad", "polling_http", "/nope", ", validate = 'sample'"),
+    )
+    .await;
+    assert!(e.contains("[NOT_FOUND]"), "{e}");
+    assert!(s.store().table_by_name("v_bad").unwrap().is_none());
+    let ok = s
+        .execute(&create(
+            "v_ok",
+            "polling_http",
+            "/orders",
+            ", validate = 'sample'",
+        ))
+        .await
+        .unwrap();
+    assert!(
+        ok[0]
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with("read: read a")),
+        "{:?}",
+        ok[0].warnings
+    );
+    assert!(s.store().table_by_name("v_ok").unwrap().is_some());
+    assert!(
+        error_of(
+            &s,
+            &create("v_odd", "polling_http", "/orders", ", validate = 'always'")
+        )
+        .await
+        .starts_with("invalid value 'always' for option 'validate'")
+    );
+    let first = rows(&s.execute("TEST TABLE v_ok").await.unwrap()[0]);
+    assert_eq!(first, ["5 x"]);
+}
