@@ -136,7 +136,7 @@ struct GuardedRedis {
 impl GuardedRedis {
     async fn start(password: &str) -> Self {
         let port = closed_port();
-        let child = std::process::Command::new("redis-server")
+        let mut child = std::process::Command::new("redis-server")
             .args([
                 "--port",
                 &port.to_string(),
