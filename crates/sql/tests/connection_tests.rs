@@ -134,6 +134,8 @@ struct GuardedRedis {
 }
 
 impl GuardedRedis {
+    // The child is killed and reaped by `Drop` once it is returned inside `Self`.
+    #[allow(clippy::zombie_processes)]
     async fn start(password: &str) -> Self {
         let port = closed_port();
         let mut child = std::process::Command::new("redis-server")
