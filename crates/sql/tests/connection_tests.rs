@@ -163,6 +163,8 @@ impl GuardedRedis {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("the password-protected redis-server did not start on port {port}");
     }
 }
