@@ -1,10 +1,13 @@
 -- Tributary quickstart: a profile, source and sink tables, and plans over them.
 -- Run it with: cargo run -p tributary-cli -- run examples/quickstart.sql
 
+-- validate = false stores the profile without connecting: the quickstart needs no broker.
+-- Drop it to have the connection tested first (TEST CONNECTION PROFILE does so later).
 CREATE CONNECTION PROFILE IF NOT EXISTS local_kafka WITH (
     connector = 'kafka',
     bootstrap_servers = 'localhost:9092',
-    'schema_registry.endpoint' = 'http://localhost:8081'
+    'schema_registry.endpoint' = 'http://localhost:8081',
+    validate = false
 );
 
 CREATE TABLE IF NOT EXISTS orders (

@@ -239,6 +239,21 @@ pub trait Connector: Send + Sync + Debug {
     async fn test_table(&self, probe: &mut Probe<'_>) {
         self.test_connection(probe).await;
     }
+    /// The names a user can pick for a table of this profile (Kafka topics, Redis key
+    /// prefixes), found by connecting; `None` when the connector has nothing to list or
+    /// the connection failed (the probe says why).
+    async fn complete(&self, _probe: &mut Probe<'_>) -> Option<Completions> {
+        None
+    }
+}
+
+/// Names found for completion, and what they are (`topic`, `key prefix`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completions {
+    /// What the names are.
+    pub kind: &'static str,
+    /// The names, sorted.
+    pub names: Vec<String>,
 }
 
 /// The event of a connector without a live test.

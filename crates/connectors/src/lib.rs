@@ -42,7 +42,9 @@ mod stdout;
 mod webhook;
 mod websocket;
 
-pub use connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
+pub use connector::{
+    Completions, Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at,
+};
 pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
 pub use markdown::connectors_markdown;
 pub use registry::{RegisteredConnector, Registry, registry};

@@ -146,7 +146,7 @@ fn bench_lookup_and_plan(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = catalog(100_000);
     let store: Arc<dyn CatalogStore> = Arc::new(SledStore::open(&dir).expect("open"));
-    let session = Session::new(store.clone());
+    let session = Session::new(store.clone()).offline();
     let schema = session
         .context()
         .catalog("tributary")
@@ -215,7 +215,7 @@ fn bench_create_table(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let session = Session::new(Arc::new(SledStore::open(dir.path()).expect("open")));
+    let session = Session::new(Arc::new(SledStore::open(dir.path()).expect("open"))).offline();
     rt.block_on(session.execute("CREATE CONNECTION PROFILE prod WITH (connector = 'kafka', bootstrap_servers = 'b1:9092,b2:9092')")).expect("profile");
     let mut n = 0usize;
     let mut g = c.benchmark_group("create_table");

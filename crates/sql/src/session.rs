@@ -162,6 +162,9 @@ pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<Sessi
 pub struct Session {
     ctx: SessionContext,
     shared: Arc<SessionShared>,
+    /// Whether CREATE statements test connections before storing (TEST statements
+    /// always connect).
+    connection_tests: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -181,11 +184,23 @@ impl Session {
         Self::with_context(SessionContext::new_with_config(session_config()), store)
     }
 
+    /// The same session, creating profiles and tables without testing their connections
+    /// first (as if each said `validate = false`): for offline work and DDL test suites.
+    /// `TEST CONNECTION PROFILE` and `TEST TABLE` still connect.
+    pub fn offline(mut self) -> Self {
+        self.connection_tests = false;
+        self
+    }
+
     /// A session over `store` using an existing DataFusion context (create it with
     /// [`session_config`]).
     pub fn with_context(ctx: SessionContext, store: Arc<dyn CatalogStore>) -> Self {
         let shared = register(&ctx, store);
-        Self { ctx, shared }
+        Self {
+            ctx,
+            shared,
+            connection_tests: true,
+        }
     }
 
     /// The DataFusion context, for running DataFusion APIs against the catalog.
@@ -313,13 +328,13 @@ impl Session {
                 let offline = profile.options.iter().any(|o| {
                     o.key == "validate" && o.value == tributary_types::OptionValue::Bool(false)
                 });
-                match (offline, mode) {
-                    (true, _) => warnings.push(
+                match (offline || !self.connection_tests, mode) {
+                    (true, _) if offline => warnings.push(
                         Diagnostic::note("the connection was not tested (validate = false)")
                             .with_span(name.span),
                     ),
-                    (_, Mode::Check) => {}
-                    _ => {
+                    (true, _) | (_, Mode::Check) => {}
+                    (false, Mode::Run) => {
                         let tested =
                             testing::test_profile(&profile, testing::DEFAULT_TIMEOUT).await;
                         let what = format!("connection profile '{}'", profile.name);
@@ -406,6 +421,7 @@ impl Session {
                 // validate = 'connect' | 'sample': the table proves itself before it is stored.
                 if let Some(limit) = validate
                     && mode == Mode::Run
+                    && self.connection_tests
                 {
                     let (_, notes) = self
                         .run_table_test(&table, limit, testing::DEFAULT_TIMEOUT, create.name.span)
@@ -445,6 +461,32 @@ impl Session {
                     .tables()
                     .map_err(|e| fail(vec![catalog_diagnostic(e, span)]))?;
                 Ok(rows(describe::show_tables(store, &tables)))
+            }
+            Statement::ShowTopics(name) => {
+                let profile = crate::ddl::lookup_profile(store, name).map_err(fail)?;
+                let (found, tested) = testing::complete(&profile, testing::DEFAULT_TIMEOUT).await;
+                if let Some(d) = testing::failure_diagnostic(
+                    &format!("connection profile '{}'", profile.name),
+                    &tested,
+                    name.span,
+                ) {
+                    return Err(fail(vec![d]));
+                }
+                match found {
+                    Some(c) => Ok(rows(describe::text_batch(
+                        &["name", "kind"],
+                        c.names
+                            .into_iter()
+                            .map(|n| vec![n, c.kind.to_string()])
+                            .collect(),
+                    ))),
+                    None => Err(fail(vec![Diagnostic::error(format!(
+                        "connector '{}' has no names to list",
+                        profile.connector
+                    ))
+                    .with_span(name.span)
+                    .with_note("Kafka and Confluent profiles list topics; Redis profiles list key prefixes")])),
+                }
             }
             Statement::ShowProfiles => {
                 let profiles = store

@@ -90,6 +90,31 @@ pub(crate) async fn test_profile(profile: &ConnectionProfile, timeout: Duration)
     }
 }
 
+/// The names a user can pick for a table of `profile`, found by connecting (the library
+/// call behind `SHOW TOPICS IN PROFILE`; the REPL and the REST API use it too).
+pub async fn complete(
+    profile: &ConnectionProfile,
+    timeout: Duration,
+) -> (Option<tributary_connectors::Completions>, Tested) {
+    let Some(entry) = registry().get(&profile.connector) else {
+        return (
+            None,
+            Tested {
+                events: vec![],
+                messages: vec![],
+            },
+        );
+    };
+    let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
+    let mut probe = Probe::new(&profile.config, timeout, env);
+    let found = entry.connector.complete(&mut probe).await;
+    let tested = Tested {
+        events: probe.events().to_vec(),
+        messages: vec![],
+    };
+    (found, tested)
+}
+
 /// Test a table: its connection, its topic/path/..., and (sources) up to `limit` messages.
 pub(crate) async fn test_table(
     table: &ConnectionTable,

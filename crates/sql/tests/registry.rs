@@ -17,7 +17,7 @@ const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type
 const V2: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},{"name":"note","type":["null","string"],"default":null}]}"#;
 
 async fn session_with(registry: &FakeRegistry, extra: &str) -> Session {
-    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
     session
         .execute(&format!(
             "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', 'schema_registry.endpoint' = '{}'{extra})",

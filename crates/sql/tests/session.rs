@@ -21,10 +21,10 @@ fn names(store: &dyn CatalogStore) -> Vec<String> {
 async fn ddl_persists_across_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let session = Session::new(Arc::new(SledStore::open(dir.path()).unwrap()));
+        let session = Session::new(Arc::new(SledStore::open(dir.path()).unwrap())).offline();
         session.execute(SETUP).await.unwrap();
     }
-    let session = Session::new(Arc::new(SledStore::open(dir.path()).unwrap()));
+    let session = Session::new(Arc::new(SledStore::open(dir.path()).unwrap())).offline();
     assert_eq!(names(session.store().as_ref()), vec!["orders"]);
     let results = session
         .execute("EXPLAIN SELECT id FROM orders")
@@ -37,7 +37,7 @@ async fn ddl_persists_across_reopen() {
 async fn a_failed_statement_changes_nothing_and_stops_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
-    let session = Session::new(store.clone());
+    let session = Session::new(store.clone()).offline();
     session.execute(SETUP).await.unwrap();
     let before_tables = store.tables().unwrap();
     let before_profiles = store.profiles().unwrap();
@@ -63,9 +63,13 @@ async fn a_failed_statement_changes_nothing_and_stops_the_run() {
 async fn check_mode_reports_every_error_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
-    Session::new(base.clone()).execute(SETUP).await.unwrap();
+    Session::new(base.clone())
+        .offline()
+        .execute(SETUP)
+        .await
+        .unwrap();
     let overlay: Arc<dyn CatalogStore> = Arc::new(OverlayStore::over(base.clone()));
-    let session = Session::new(overlay.clone());
+    let session = Session::new(overlay.clone()).offline();
     let script = "
         CREATE TABLE a (id BIGINT) WITH (connector = 'stdout', format = 'json');
         CREATE TABLE b (id BIGINT) WITH (connector = 'stdout', format = 'jsno');
@@ -92,7 +96,7 @@ async fn check_mode_reports_every_error_and_writes_nothing() {
 #[tokio::test]
 async fn lookup_tables_only_on_the_right_of_a_join() {
     let store: Arc<dyn CatalogStore> = Arc::new(OverlayStore::in_memory());
-    let session = Session::new(store.clone());
+    let session = Session::new(store.clone()).offline();
     session.execute(SETUP).await.unwrap();
     // A lookup record stored directly, whatever its connector: the plan rules read the
     // record's type, not the connector (the SQL path is covered by connectors/redis.slt).
@@ -138,7 +142,7 @@ async fn lookup_tables_only_on_the_right_of_a_join() {
 #[tokio::test]
 async fn secrets_never_appear_in_output_or_errors() {
     let store: Arc<dyn CatalogStore> = Arc::new(OverlayStore::in_memory());
-    let session = Session::new(store);
+    let session = Session::new(store).offline();
     let secret = "hunter2-SECRET";
     session
         .execute(&format!(
@@ -188,7 +192,7 @@ async fn secrets_never_appear_in_output_or_errors() {
 
 #[tokio::test]
 async fn window_functions_plan_in_both_forms() {
-    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
     session
         .execute("CREATE TABLE o (customer_id BIGINT NOT NULL, amount DOUBLE, event_time TIMESTAMP NOT NULL) WITH (connector = 'single_file', path = '/tmp/o.json', type = 'source', format = 'json')")
         .await
@@ -206,7 +210,7 @@ async fn window_functions_plan_in_both_forms() {
 
 #[tokio::test]
 async fn sql_returns_dataframes_with_the_same_checks() {
-    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
     session
         .sql("CREATE TABLE bh (id BIGINT, v TEXT) WITH (connector = 'blackhole')")
         .await
@@ -350,7 +354,7 @@ async fn no_connector_prints_a_secret() {
             "connector '{id}' has secret options but no statement in this test"
         );
     }
-    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
     let mut out = String::new();
     for (_, kind, body) in covered {
         let body = body.replace("{S}", S);
@@ -406,7 +410,7 @@ async fn no_connector_prints_a_secret() {
 /// Deprecated spellings are accepted with a warning that says what to write instead.
 #[tokio::test]
 async fn deprecated_spellings_warn() {
-    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
     let cases = [
         (
             "CREATE TABLE a (id TEXT NOT NULL) WITH (connector = 'filesystem', type = 'sink', path = '/tmp/a', 'rolling_policy.interval' = '5 minutes', format = 'json')",
@@ -448,7 +452,7 @@ async fn deprecated_spellings_warn() {
 /// statement says why.
 #[tokio::test]
 async fn json_schema_unions_become_json_columns_with_a_warning() {
-    let session = Session::new(Arc::new(OverlayStore::in_memory()));
+    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
     let results = session
         .execute(r#"CREATE TABLE t WITH (connector = 'kafka', bootstrap_servers = 'b:1', topic = 't', type = 'source', format = 'json', 'json.schema' = '{"type": "object", "properties": {"v": {"anyOf": [{"type": "number"}, {"type": "string"}]}}}')"#)
         .await

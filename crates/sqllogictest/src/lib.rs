@@ -41,7 +41,9 @@ impl TributaryDb {
         // A fixed partition count keeps plans the same on machines with more cores.
         let ctx = SessionContext::new_with_config(session_config().with_target_partitions(2));
         Ok(Self {
-            session: Session::with_context(ctx, Arc::new(store)),
+            // The files are about DDL semantics: connections are tested in
+            // crates/sql/tests/connection_tests.rs, against real services.
+            session: Session::with_context(ctx, Arc::new(store)).offline(),
             _dir: dir,
         })
     }

@@ -1,9 +1,12 @@
 //! The `kafka` connector: Kafka topics as sources and sinks, with profiles holding the
 //! brokers, authentication and schema registry. `confluent` reuses its table half.
 
+mod probe;
+
 use crate::connector::{
-    Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
+    Completions, Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
 };
+use crate::probe::Probe;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, FieldType};
@@ -108,6 +111,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Kafka {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -140,6 +144,18 @@ impl Connector for Kafka {
     }
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
         describe_table(table, connection_type)
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe::test_connection(probe).await;
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        probe::test_table(probe).await;
+    }
+    async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
+        probe::topics(probe).await.map(|names| Completions {
+            kind: "topic",
+            names,
+        })
     }
 }
 

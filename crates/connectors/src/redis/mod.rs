@@ -3,7 +3,7 @@
 
 mod probe;
 
-use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::connector::{Completions, Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::probe::Probe;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
@@ -132,6 +132,12 @@ impl Connector for Redis {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         probe::test_table(probe).await;
+    }
+    async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
+        probe::key_prefixes(probe).await.map(|names| Completions {
+            kind: "key prefix",
+            names,
+        })
     }
 }
 

@@ -273,3 +273,40 @@ pub(super) async fn test_table(probe: &mut Probe<'_>) {
         None => {}
     }
 }
+
+/// Key prefixes in use (the part of each key up to its last ':'), from one SCAN batch:
+/// cheap, and enough to suggest a `target.key_prefix`.
+pub(super) async fn key_prefixes(probe: &mut Probe<'_>) -> Option<Vec<String>> {
+    let mut conn = connect(probe).await?;
+    let scanned = probe
+        .within(
+            Stage::Locate,
+            "scanning keys",
+            ::redis::cmd("SCAN")
+                .arg(0)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async::<(u64, Vec<String>)>(&mut conn),
+        )
+        .await?;
+    match scanned {
+        Ok((_, keys)) => {
+            let mut prefixes: Vec<String> = keys
+                .iter()
+                .filter_map(|k| k.rfind(':').map(|i| k[..=i].to_string()))
+                .collect();
+            prefixes.sort();
+            prefixes.dedup();
+            Some(prefixes)
+        }
+        Err(e) => {
+            probe.fail(
+                Stage::Locate,
+                TestCode::PermissionDenied,
+                format!("SCAN failed: {e}"),
+                "Grant the user the SCAN command.",
+            );
+            None
+        }
+    }
+}

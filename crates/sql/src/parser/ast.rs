@@ -147,6 +147,9 @@ pub enum Statement {
     ShowTables,
     /// `SHOW CONNECTION PROFILES`.
     ShowProfiles,
+    /// `SHOW TOPICS IN [CONNECTION] PROFILE name`: the names a table of the profile can
+    /// use (Kafka topics, Redis key prefixes), found by connecting.
+    ShowTopics(Name),
     /// `SHOW CONNECTORS`.
     ShowConnectors,
     /// `SHOW CREATE TABLE name`.

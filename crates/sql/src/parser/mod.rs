@@ -147,6 +147,7 @@ fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> 
             | ["SHOW", "TABLES", ..]
             | ["SHOW", "CONNECTION", ..]
             | ["SHOW", "CONNECTORS", ..]
+            | ["SHOW", "TOPICS", ..]
             | ["SHOW", "CREATE", ..]
             | ["DESCRIBE", ..]
             | ["DESC", ..]
@@ -362,6 +363,11 @@ impl StmtParser {
                 Statement::ShowTables
             } else if self.eat_word("connectors") {
                 Statement::ShowConnectors
+            } else if self.eat_word("topics") {
+                self.p.expect_keyword(Keyword::IN)?;
+                let _ = self.eat_word("connection");
+                self.expect_word("profile")?;
+                Statement::ShowTopics(self.name()?)
             } else if self.eat_word("connection") {
                 self.expect_word("profiles")?;
                 Statement::ShowProfiles

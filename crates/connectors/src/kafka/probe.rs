@@ -1,0 +1,379 @@
+//! The kafka connector's connection test: each bootstrap server resolved and reached over
+//! TCP (so DNS failures and refusals are told apart), cluster metadata fetched with the
+//! profile's authentication, the table's topic located (with a suggestion when it is
+//! misspelled), and up to `limit` messages read from the table's start offset. Also the
+//! topic list for completion. librdkafka's calls block, so they run on the blocking pool.
+
+use crate::probe::{Probe, Stage, TestCode, connect_code, human, is_dns_error};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::Message;
+use rdkafka::metadata::Metadata;
+use rdkafka::{Offset, TopicPartitionList};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tributary_types::ConnectionType;
+
+/// The librdkafka settings of the profile (and the table's `client_configs`).
+fn client_config(probe: &mut Probe<'_>, servers: &str) -> Option<ClientConfig> {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", servers)
+        .set("group.id", format!("tributary-test-{}", std::process::id()))
+        .set("enable.auto.commit", "false")
+        .set("allow.auto.create.topics", "false")
+        .set("log_level", "0");
+    if let Some(auth) = probe.connection.pointer("/authentication").cloned()
+        && auth.get("mechanism").is_some()
+    {
+        let protocol = auth
+            .get("protocol")
+            .and_then(Value::as_str)
+            .unwrap_or("SASL_SSL")
+            .to_string();
+        let mechanism = auth
+            .get("mechanism")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let user = probe.setting("/authentication/username", "auth.username")?;
+        let password = probe.setting("/authentication/password", "auth.password")?;
+        config
+            .set("security.protocol", protocol)
+            .set("sasl.mechanism", mechanism)
+            .set("sasl.username", user)
+            .set("sasl.password", password);
+    }
+    if let Some(extra) = probe
+        .table
+        .and_then(|t| t.pointer("/client_configs"))
+        .and_then(Value::as_object)
+    {
+        for (k, v) in extra {
+            if let Some(v) = v.as_str() {
+                config.set(k, v);
+            }
+        }
+    }
+    Some(config)
+}
+
+/// Resolve and reach every bootstrap server over TCP.
+async fn reach(probe: &mut Probe<'_>, servers: &str) -> bool {
+    let list: Vec<&str> = servers
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    for server in &list {
+        let looked_up = probe
+            .within(
+                Stage::Resolve,
+                &format!("looking up {server}"),
+                tokio::net::lookup_host(server.to_string()),
+            )
+            .await;
+        let addrs: Vec<std::net::SocketAddr> = match looked_up {
+            None => return false,
+            Some(Ok(a)) => a.collect(),
+            Some(Err(e)) => {
+                probe.fail(
+                    Stage::Resolve,
+                    TestCode::DnsUnresolved,
+                    format!("bootstrap server '{server}' does not resolve: {e}"),
+                    "Check the host names in 'bootstrap_servers'.",
+                );
+                return false;
+            }
+        };
+        let Some(addr) = addrs.first().copied() else {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::DnsUnresolved,
+                format!("bootstrap server '{server}' has no address"),
+                "Check the host names in 'bootstrap_servers'.",
+            );
+            return false;
+        };
+        match probe
+            .within(
+                Stage::Connect,
+                &format!("connecting to {server}"),
+                tokio::net::TcpStream::connect(addr),
+            )
+            .await
+        {
+            None => return false,
+            Some(Ok(_)) => {}
+            Some(Err(e)) => {
+                let code = connect_code(&e);
+                probe.fail(
+                    Stage::Connect,
+                    code,
+                    format!("cannot connect to bootstrap server '{server}' ({addr}): {e}"),
+                    "Check the host and port in 'bootstrap_servers', and that the broker is running.",
+                );
+                return false;
+            }
+        }
+    }
+    probe.pass(
+        Stage::Connect,
+        format!("reached {} bootstrap server(s)", list.len()),
+    );
+    true
+}
+
+/// Cluster metadata (of one topic, or all), fetched on the blocking pool.
+async fn metadata(
+    config: ClientConfig,
+    topic: Option<String>,
+    timeout: Duration,
+) -> Result<Metadata, KafkaError> {
+    tokio::task::spawn_blocking(move || {
+        let consumer: BaseConsumer = config.create()?;
+        consumer.fetch_metadata(topic.as_deref(), timeout)
+    })
+    .await
+    .map_err(|_| KafkaError::MetadataFetch(RDKafkaErrorCode::Fail))?
+}
+
+/// Connect and authenticate; the settings that worked.
+async fn connect(probe: &mut Probe<'_>) -> Option<ClientConfig> {
+    let servers = probe.setting("/bootstrapServers", "bootstrap_servers")?;
+    let config = client_config(probe, &servers)?;
+    probe.pass(Stage::Resolve, format!("bootstrap servers {servers}"));
+    if !reach(probe, &servers).await {
+        return None;
+    }
+    match metadata(config.clone(), None, probe.timeout).await {
+        Ok(m) => {
+            probe.pass(
+                Stage::Authenticate,
+                format!(
+                    "the cluster answered: {} broker(s), {} topic(s)",
+                    m.brokers().len(),
+                    m.topics().len()
+                ),
+            );
+            Some(config)
+        }
+        Err(e) => {
+            fail_kafka(probe, Stage::Authenticate, &e);
+            None
+        }
+    }
+}
+
+fn fail_kafka(probe: &mut Probe<'_>, stage: Stage, e: &KafkaError) {
+    let text = e.to_string();
+    let code = e.rdkafka_error_code();
+    let (code, hint) = match code {
+        Some(RDKafkaErrorCode::SaslAuthenticationFailed | RDKafkaErrorCode::Authentication) => (
+            TestCode::AuthFailed,
+            "Check 'auth.username', 'auth.password' and 'auth.mechanism'.",
+        ),
+        Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::RequestTimedOut) => (
+            TestCode::Timeout,
+            "The brokers did not answer in time; check that they are reachable and healthy.",
+        ),
+        Some(
+            RDKafkaErrorCode::TopicAuthorizationFailed
+            | RDKafkaErrorCode::ClusterAuthorizationFailed
+            | RDKafkaErrorCode::GroupAuthorizationFailed,
+        ) => (
+            TestCode::PermissionDenied,
+            "Grant the user access with the cluster's ACLs.",
+        ),
+        _ if is_dns_error(&text) => (
+            TestCode::DnsUnresolved,
+            "Check the host names in 'bootstrap_servers'.",
+        ),
+        _ => (
+            TestCode::BadResponse,
+            "Check the brokers' addresses and the profile's authentication.",
+        ),
+    };
+    probe.fail(
+        stage,
+        code,
+        format!("the cluster did not answer as expected: {text}"),
+        hint,
+    );
+}
+
+pub(crate) async fn test_connection(probe: &mut Probe<'_>) {
+    connect(probe).await;
+}
+
+pub(crate) async fn test_table(probe: &mut Probe<'_>) {
+    let Some(config) = connect(probe).await else {
+        return;
+    };
+    let Some(topic) = probe.table_setting("/topic", "topic") else {
+        return;
+    };
+    let all = match metadata(config.clone(), None, probe.timeout).await {
+        Ok(m) => m,
+        Err(e) => return fail_kafka(probe, Stage::Locate, &e),
+    };
+    let names: Vec<String> = all.topics().iter().map(|t| t.name().to_string()).collect();
+    let Some(found) = all.topics().iter().find(|t| t.name() == topic) else {
+        let visible: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !n.starts_with('_'))
+            .collect();
+        let hint = match tributary_types::closest(&topic, visible.iter().copied()) {
+            Some(c) => format!("Did you mean '{c}'? SHOW TOPICS IN PROFILE lists the topics."),
+            None => "Check 'topic'; SHOW TOPICS IN PROFILE lists the cluster's topics.".to_string(),
+        };
+        probe.fail(
+            Stage::Locate,
+            TestCode::NotFound,
+            format!(
+                "topic '{topic}' does not exist ({} topic(s) in the cluster)",
+                visible.len()
+            ),
+            hint,
+        );
+        return;
+    };
+    let partitions: Vec<i32> = found.partitions().iter().map(|p| p.id()).collect();
+    probe.pass(
+        Stage::Locate,
+        format!("topic '{topic}' has {} partition(s)", partitions.len()),
+    );
+    if probe.role == Some(ConnectionType::Sink) {
+        probe.skip(
+            Stage::Write,
+            TestCode::NotTestable,
+            "Kafka cannot check write permission without producing; nothing was written",
+        );
+        return;
+    }
+    if !probe.wants_messages() {
+        return;
+    }
+    let offset = probe
+        .table
+        .and_then(|t| t.pointer("/type/offset"))
+        .and_then(Value::as_str)
+        .unwrap_or("latest")
+        .to_string();
+    let limit = probe.limit;
+    let timeout = probe.timeout;
+    let read_topic = topic.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        read(config, &read_topic, &partitions, &offset, limit, timeout)
+    })
+    .await;
+    let (messages, waiting) = match read {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return fail_kafka(probe, Stage::Read, &e),
+        Err(_) => {
+            probe.fail(
+                Stage::Read,
+                TestCode::BadResponse,
+                "reading was interrupted",
+                "Try again.",
+            );
+            return;
+        }
+    };
+    probe.messages = messages;
+    let n = probe.messages.len();
+    if n > 0 {
+        probe.pass(
+            Stage::Read,
+            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
+        );
+        return;
+    }
+    let offset = probe
+        .table
+        .and_then(|t| t.pointer("/type/offset"))
+        .and_then(Value::as_str)
+        .unwrap_or("latest");
+    let why = match (offset, waiting) {
+        ("latest", w) if w > 0 => format!(
+            "the table reads from the latest offset, so the {w} message(s) already in the topic are skipped and only new ones would arrive; set 'source.offset' = 'earliest' to read them"
+        ),
+        (_, 0) => format!("topic '{topic}' is empty"),
+        (o, w) => {
+            format!("{w} message(s) are in the topic, but none arrived from offset '{o}' in time")
+        }
+    };
+    probe.fail(
+        Stage::Read,
+        TestCode::Empty,
+        format!("no messages arrived within {}: {why}", human(timeout)),
+        "Produce to the topic while testing, check 'topic' and 'source.offset', or give the test a longer TIMEOUT.",
+    );
+}
+
+/// Up to `limit` messages from the start offset, and how many messages the partitions
+/// hold in all (to say why nothing arrived).
+fn read(
+    config: ClientConfig,
+    topic: &str,
+    partitions: &[i32],
+    offset: &str,
+    limit: usize,
+    timeout: Duration,
+) -> Result<(Vec<Vec<u8>>, i64), KafkaError> {
+    let consumer: BaseConsumer = config.create()?;
+    let mut held = 0;
+    let mut assignment = TopicPartitionList::new();
+    for p in partitions {
+        let (low, high) = consumer.fetch_watermarks(topic, *p, timeout)?;
+        held += high - low;
+        let start = match offset {
+            "earliest" => Offset::Beginning,
+            "group" => Offset::Stored,
+            _ => Offset::End,
+        };
+        assignment.add_partition_offset(topic, *p, start)?;
+    }
+    consumer.assign(&assignment)?;
+    let deadline = Instant::now() + timeout;
+    let mut out = Vec::new();
+    while out.len() < limit {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        match consumer.poll(left.min(Duration::from_millis(200))) {
+            Some(Ok(m)) => {
+                if let Some(payload) = m.payload() {
+                    out.push(payload.to_vec());
+                }
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) | None => {}
+            Some(Err(e)) => return Err(e),
+        }
+    }
+    Ok((out, held))
+}
+
+/// The cluster's topics, without internal ones (starting with `_`).
+pub(crate) async fn topics(probe: &mut Probe<'_>) -> Option<Vec<String>> {
+    let config = connect(probe).await?;
+    match metadata(config, None, probe.timeout).await {
+        Ok(m) => {
+            let mut names: Vec<String> = m
+                .topics()
+                .iter()
+                .map(|t| t.name().to_string())
+                .filter(|n| !n.starts_with('_'))
+                .collect();
+            names.sort();
+            Some(names)
+        }
+        Err(e) => {
+            fail_kafka(probe, Stage::Locate, &e);
+            None
+        }
+    }
+}
