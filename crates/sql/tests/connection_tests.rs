@@ -484,3 +484,142 @@ async fn http_tables_are_requested_and_classified() {
     let first = rows(&s.execute("TEST TABLE v_ok").await.unwrap()[0]);
     assert_eq!(first, ["5 x"]);
 }
+
+/// librdkafka's in-process mock cluster (the real Kafka protocol over TCP) with a topic
+/// holding `messages`.
+async fn mock_cluster(
+    topic: &str,
+    messages: &[&str],
+) -> rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let mock = rdkafka::mocking::MockCluster::new(1).unwrap();
+    mock.create_topic(topic, 2, 1).unwrap();
+    let producer: FutureProducer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", mock.bootstrap_servers())
+        .create()
+        .unwrap();
+    for (i, m) in messages.iter().enumerate() {
+        let key = i.to_string();
+        producer
+            .send(
+                FutureRecord::to(topic).payload(*m).key(&key),
+                Duration::from_secs(5),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .unwrap();
+    }
+    mock
+}
+
+#[tokio::test]
+async fn kafka_profiles_and_tables_against_the_mock_cluster() {
+    let mock = mock_cluster(
+        "orders",
+        &[
+            r#"{"id": 1, "name": "a"}"#,
+            r#"{"id": "bad"}"#,
+            r#"{"id": 3, "name": "c"}"#,
+        ],
+    )
+    .await;
+    let servers = mock.bootstrap_servers();
+    let s = session();
+    let created = s
+        .execute(&format!("CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = '{servers}')"))
+        .await
+        .unwrap();
+    assert!(
+        created[0].warnings.iter().any(|w| w
+            .message
+            .starts_with("authenticate: the cluster answered: 1 broker(s)")),
+        "{:?}",
+        created[0].warnings
+    );
+    // Completion lists the topics.
+    let topics = s.execute("SHOW TOPICS IN PROFILE k").await.unwrap();
+    assert!(
+        rows(&topics[0]).contains(&"orders topic".to_string()),
+        "{:?}",
+        rows(&topics[0])
+    );
+    // A source from the earliest offset reads and decodes; the bad message is explained.
+    s.execute("CREATE TABLE orders (id BIGINT, name TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json')")
+        .await
+        .unwrap();
+    let t = s
+        .execute("TEST TABLE orders LIMIT 3 TIMEOUT INTERVAL '10' SECOND")
+        .await
+        .unwrap();
+    let mut got = rows(&t[0]);
+    got.sort();
+    assert_eq!(got, ["1 a", "3 c"]);
+    assert!(
+        t[0].warnings
+            .iter()
+            .any(|w| w.severity == Severity::Warning && w.message.contains("could not be decoded")),
+        "{:?}",
+        t[0].warnings
+    );
+    // From the latest offset nothing arrives, and the message says why.
+    s.execute("CREATE TABLE orders_latest (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE orders_latest TIMEOUT '1 second'").await;
+    assert!(
+        e.contains("failed at stage 'read' [EMPTY]")
+            && e.contains(
+                "reads from the latest offset, so the 3 message(s) already in the topic are skipped"
+            )
+            && e.contains("'source.offset' = 'earliest'"),
+        "{e}"
+    );
+    // A misspelled topic.
+    s.execute("CREATE TABLE typo (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'ordres', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE typo").await;
+    assert!(
+        e.contains("failed at stage 'locate' [NOT_FOUND]: topic 'ordres' does not exist")
+            && e.contains("Did you mean 'orders'?"),
+        "{e}"
+    );
+    // A sink is located; Kafka cannot prove write access without producing, and says so.
+    s.execute("CREATE TABLE out (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'sink', format = 'json')")
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE out").await.unwrap();
+    assert!(
+        rows(&t[0]).iter().any(|l| l.starts_with(
+            "write skipped NOT_TESTABLE Kafka cannot check write permission without producing"
+        )),
+        "{:?}",
+        rows(&t[0])
+    );
+    // An empty topic read from the start.
+    mock.create_topic("empty", 1, 1).unwrap();
+    s.execute("CREATE TABLE empty (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'empty', type = 'source', 'source.offset' = 'earliest', format = 'json')")
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE empty TIMEOUT '1 second'").await;
+    assert!(
+        e.contains("[EMPTY]") && e.contains("topic 'empty' is empty"),
+        "{e}"
+    );
+    // validate = 'sample' on CREATE TABLE reads before storing.
+    s.execute("CREATE TABLE checked (id BIGINT, name TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json', validate = 'sample')")
+        .await
+        .unwrap();
+    // Refused and unknown brokers.
+    let e = error_of(&s, "CREATE CONNECTION PROFILE down WITH (connector = 'kafka', bootstrap_servers = '127.0.0.1:1')").await;
+    assert!(
+        e.contains("failed at stage 'connect' [CONNECT_REFUSED]"),
+        "{e}"
+    );
+    let e = error_of(&s, "CREATE CONNECTION PROFILE nowhere WITH (connector = 'kafka', bootstrap_servers = 'no-such-broker.invalid:9092')").await;
+    assert!(
+        e.contains("failed at stage 'resolve' [DNS_UNRESOLVED]"),
+        "{e}"
+    );
+    assert!(s.store().profile_by_name("down").unwrap().is_none());
+}
