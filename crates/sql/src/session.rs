@@ -184,6 +184,26 @@ impl Session {
         Self::with_context(SessionContext::new_with_config(session_config()), store)
     }
 
+    /// The names a table of profile `name` can use (Kafka topics, Redis key prefixes),
+    /// found by connecting: what `SHOW TOPICS IN PROFILE` lists, for the REPL's completion
+    /// and the REST API. `Ok(None)` when the connector has nothing to list.
+    pub async fn completions(
+        &self,
+        name: &str,
+    ) -> Result<Option<tributary_connectors::Completions>, Vec<Diagnostic>> {
+        let n = Name {
+            value: name.to_string(),
+            span: Span::default(),
+        };
+        let profile = crate::ddl::lookup_profile(self.shared.store.as_ref(), &n)?;
+        let (found, tested) = testing::complete(&profile, testing::DEFAULT_TIMEOUT).await;
+        match testing::failure_diagnostic(&format!("connection profile '{name}'"), &tested, n.span)
+        {
+            Some(d) => Err(vec![d]),
+            None => Ok(found),
+        }
+    }
+
     /// The same session, creating profiles and tables without testing their connections
     /// first (as if each said `validate = false`): for offline work and DDL test suites.
     /// `TEST CONNECTION PROFILE` and `TEST TABLE` still connect.

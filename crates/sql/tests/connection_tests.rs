@@ -50,6 +50,23 @@ fn rows(r: &StatementResult) -> Vec<String> {
         .collect()
 }
 
+/// SET a key on the local Redis, speaking RESP directly.
+async fn redis_set(key: &str, value: &str) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut conn = tokio::net::TcpStream::connect("127.0.0.1:6379")
+        .await
+        .unwrap();
+    let command = format!(
+        "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n${}\r\n{value}\r\n",
+        key.len(),
+        value.len()
+    );
+    conn.write_all(command.as_bytes()).await.unwrap();
+    let mut reply = [0u8; 5];
+    conn.read_exact(&mut reply).await.unwrap();
+    assert_eq!(&reply, b"+OK\r\n");
+}
+
 /// A port nothing listens on.
 fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -80,6 +97,14 @@ async fn redis_profiles_connect_authenticate_and_fail_with_codes() {
         "{r:?}"
     );
     let shown = s.execute("SHOW CONNECTION PROFILES").await.unwrap();
+    // Key prefixes in use are offered for completion.
+    redis_set("tributary-test:completion:1", "x").await;
+    let listed = s.execute("SHOW TOPICS IN PROFILE r").await.unwrap();
+    assert!(
+        rows(&listed[0]).contains(&"tributary-test:completion: key prefix".to_string()),
+        "{:?}",
+        rows(&listed[0])
+    );
     assert!(
         rows(&shown[0])[0].contains(" passed "),
         "{:?}",
