@@ -308,7 +308,7 @@ fn bad_messages_are_dropped_whole_with_the_field_that_failed() {
         e,
         DecodeError::BadRecord {
             index: 1,
-            reason: "field 'id': a int64 value was sent as 32-bit".into()
+            reason: "field 'id': a value of type int64 was sent as 32-bit".into()
         }
     );
     // Registry framing must name the table's message.
