@@ -655,8 +655,9 @@ impl ValuePlan {
 }
 
 fn scalar_value(v: &ValuePlan, o: Occ<'_>, col: &mut ColumnBuilder) -> Result<(), Failure> {
-    let wrong =
-        |s: &str| -> Failure { format!("a value of type {s} was sent as {}", o.wire_type()).into() };
+    let wrong = |s: &str| -> Failure {
+        format!("a value of type {s} was sent as {}", o.wire_type()).into()
+    };
     match (v, o) {
         (ValuePlan::Enum(values), Occ::Varint(n)) => {
             let n = n as i64 as i32;

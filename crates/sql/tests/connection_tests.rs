@@ -648,3 +648,131 @@ async fn kafka_profiles_and_tables_against_the_mock_cluster() {
     );
     assert!(s.store().profile_by_name("down").unwrap().is_none());
 }
+
+/// Publish a retained message on the local Mosquitto, so that a later subscriber gets it.
+async fn mqtt_retain(port: u16, topic: &str, payload: &str) {
+    use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+    let (client, mut events) = AsyncClient::new(
+        MqttOptions::new("tributary-test-publisher", "127.0.0.1", port),
+        10,
+    );
+    client
+        .publish(topic, QoS::AtLeastOnce, true, payload.as_bytes().to_vec())
+        .await
+        .unwrap();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), events.poll()).await {
+            Ok(Ok(Event::Incoming(Packet::PubAck(_)))) => break,
+            Ok(Ok(_)) => {}
+            other => panic!("is mosquitto running on 127.0.0.1:{port}? {other:?}"),
+        }
+    }
+    let _ = client.disconnect().await;
+}
+
+/// A second Mosquitto that requires a password, on a free port; stopped when dropped.
+struct GuardedMosquitto {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl GuardedMosquitto {
+    // The child is killed and reaped by `Drop` once it is returned inside `Self`.
+    #[allow(clippy::zombie_processes)]
+    async fn start(user: &str, password: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let passwords = dir.path().join("passwords");
+        let made = std::process::Command::new("mosquitto_passwd")
+            .args(["-b", "-c"])
+            .arg(&passwords)
+            .args([user, password])
+            .status()
+            .expect("mosquitto_passwd must be installed (.ci/run installs mosquitto)");
+        assert!(made.success());
+        let port = closed_port();
+        let conf = dir.path().join("mosquitto.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {}\npersistence false\n",
+                passwords.display()
+            ),
+        )
+        .unwrap();
+        let mut child = std::process::Command::new("mosquitto")
+            .arg("-c")
+            .arg(&conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("mosquitto must be installed (.ci/run installs it)");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Self {
+                    child,
+                    port,
+                    _dir: dir,
+                };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the password-protected mosquitto did not start on port {port}");
+    }
+}
+
+impl Drop for GuardedMosquitto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn mqtt_brokers_connect_authenticate_and_deliver() {
+    let s = session();
+    // The local Mosquitto (started by .ci/run).
+    s.execute(
+        "CREATE CONNECTION PROFILE m WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:1883')",
+    )
+    .await
+    .unwrap_or_else(|e| panic!("is mosquitto running on 127.0.0.1:1883? {e}"));
+    mqtt_retain(1883, "tributary/test/orders", r#"{"id": 42}"#).await;
+    s.execute("CREATE TABLE orders (id BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', topic = 'tributary/test/orders', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE orders LIMIT 1").await.unwrap();
+    assert_eq!(rows(&t[0]), ["42"]);
+    // Nothing retained, nothing published: the topic is idle, and the message says why.
+    s.execute("CREATE TABLE quiet (id BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', topic = 'tributary/test/quiet', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE quiet TIMEOUT '500 milliseconds'").await;
+    assert!(
+        e.contains("failed at stage 'read' [EMPTY]")
+            && e.contains("only messages published while subscribed"),
+        "{e}"
+    );
+    // Refused.
+    let port = closed_port();
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE off WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:{port}')")).await;
+    assert!(
+        e.contains("failed at stage 'connect' [CONNECT_REFUSED]"),
+        "{e}"
+    );
+    // Credentials, on a broker that requires them.
+    let guarded = GuardedMosquitto::start("svc", "right-pass").await;
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:{}', username = 'svc', password = 'wrong-pass')", guarded.port)).await;
+    assert!(
+        e.contains("failed at stage 'authenticate' [AUTH_FAILED]") && !e.contains("wrong-pass"),
+        "{e}"
+    );
+    s.execute(&format!("CREATE CONNECTION PROFILE right WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:{}', username = 'svc', password = 'right-pass')", guarded.port))
+        .await
+        .unwrap();
+}

@@ -1,9 +1,12 @@
 //! The `mqtt` connector: MQTT topics as sources (subscriptions, with wildcards) and sinks
 //! (publishing), with profiles holding the broker URL, credentials and TLS files.
 
+mod probe;
+
 use crate::connector::{
     Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
 };
+use crate::probe::Probe;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -56,6 +59,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Mqtt {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -126,5 +130,11 @@ impl Connector for Mqtt {
             ConnectionType::Sink => format!("MqttSink<{topic}>"),
             _ => format!("MqttSource<{topic}>"),
         }
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe::test_connection(probe).await;
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        probe::test_table(probe).await;
     }
 }

@@ -1,0 +1,254 @@
+//! The mqtt connector's connection test: connect to the broker with the profile's
+//! credentials and read its CONNACK (refusals told apart: bad credentials, not authorized,
+//! unavailable); for a source table, subscribe to its topic and read up to `limit`
+//! messages. MQTT has no way to list or check a topic, so an idle topic is reported as
+//! such. TLS brokers (`mqtts://`, `ssl://`) are not live-tested yet.
+
+use crate::probe::{Probe, Stage, TestCode, connect_code, human, is_dns_error};
+use rumqttc::{
+    AsyncClient, ConnectReturnCode, ConnectionError, Event, EventLoop, MqttOptions, Packet, QoS,
+};
+use std::time::Duration;
+use tributary_types::ConnectionType;
+
+/// Connect and wait for the broker's CONNACK.
+async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
+    let url = probe.setting("/url", "url")?;
+    let parsed = match url::Url::parse(&url) {
+        Ok(u) => u,
+        Err(e) => {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::BadResponse,
+                format!("'{url}' is not a URL: {e}"),
+                "Write the broker as mqtt://host:1883.",
+            );
+            return None;
+        }
+    };
+    if matches!(parsed.scheme(), "mqtts" | "ssl" | "tls") {
+        probe.skip(
+            Stage::Connect,
+            TestCode::NotTestable,
+            format!("TLS brokers ({url}) are not live-tested yet; the configuration was checked"),
+        );
+        return None;
+    }
+    let host = parsed.host_str().unwrap_or("localhost").to_string();
+    let port = parsed.port().unwrap_or(1883);
+    let mut options = MqttOptions::new(
+        format!("tributary-test-{}", std::process::id()),
+        host.clone(),
+        port,
+    );
+    options.set_keep_alive(Duration::from_secs(5));
+    let user = match probe.connection.pointer("/username") {
+        Some(_) => Some(probe.setting("/username", "username")?),
+        None => None,
+    };
+    if let Some(user) = &user {
+        let password = match probe.connection.pointer("/password") {
+            Some(_) => probe.setting("/password", "password")?,
+            None => String::new(),
+        };
+        options.set_credentials(user.clone(), password);
+    }
+    probe.pass(Stage::Resolve, format!("broker {host}:{port}"));
+    let (client, mut events) = AsyncClient::new(options, 16);
+    let first = probe
+        .within(
+            Stage::Connect,
+            &format!("connecting to {host}:{port}"),
+            events.poll(),
+        )
+        .await?;
+    match first {
+        Ok(Event::Incoming(Packet::ConnAck(_))) => {
+            probe.pass(Stage::Connect, format!("connected to {host}:{port}"));
+            probe.pass(
+                Stage::Authenticate,
+                format!(
+                    "the broker accepted the connection{}",
+                    user.map(|u| format!(" as '{u}'")).unwrap_or_default()
+                ),
+            );
+            Some((client, events))
+        }
+        Ok(other) => {
+            probe.fail(
+                Stage::Connect,
+                TestCode::BadResponse,
+                format!("expected the broker's CONNACK, got {}", describe(&other)),
+                "Check that the address is an MQTT broker.",
+            );
+            None
+        }
+        Err(e) => {
+            fail_connection(probe, &format!("{host}:{port}"), &e);
+            None
+        }
+    }
+}
+
+fn describe(event: &Event) -> &'static str {
+    match event {
+        Event::Incoming(_) => "another packet",
+        Event::Outgoing(_) => "nothing",
+    }
+}
+
+fn fail_connection(probe: &mut Probe<'_>, address: &str, e: &ConnectionError) {
+    match e {
+        ConnectionError::ConnectionRefused(code) => {
+            let (code, why, hint) = match code {
+                ConnectReturnCode::BadUserNamePassword => (
+                    TestCode::AuthFailed,
+                    "bad user name or password",
+                    "Check 'username' and 'password' on the connection profile.",
+                ),
+                ConnectReturnCode::NotAuthorized => (
+                    TestCode::AuthFailed,
+                    "not authorized",
+                    "Check the credentials and the broker's access rules.",
+                ),
+                ConnectReturnCode::ServiceUnavailable => (
+                    TestCode::BadResponse,
+                    "the service is unavailable",
+                    "Check the broker's health.",
+                ),
+                _ => (
+                    TestCode::BadResponse,
+                    "the connection was refused",
+                    "Check the broker's settings.",
+                ),
+            };
+            let stage = if code == TestCode::AuthFailed {
+                Stage::Authenticate
+            } else {
+                Stage::Connect
+            };
+            probe.fail(
+                stage,
+                code,
+                format!("the broker at {address} refused the connection: {why}"),
+                hint,
+            );
+        }
+        ConnectionError::Io(io) => {
+            let code = if is_dns_error(&io.to_string()) {
+                TestCode::DnsUnresolved
+            } else {
+                connect_code(io)
+            };
+            probe.fail(
+                Stage::Connect,
+                code,
+                format!("cannot connect to {address}: {io}"),
+                "Check the host and port in 'url', and that the broker is running.",
+            );
+        }
+        ConnectionError::NetworkTimeout => probe.fail(
+            Stage::Connect,
+            TestCode::Timeout,
+            format!("{address} did not answer in time"),
+            "Check that the broker is reachable from here.",
+        ),
+        other => probe.fail(
+            Stage::Connect,
+            TestCode::BadResponse,
+            format!("the connection to {address} failed: {other}"),
+            "Check the broker's address and settings.",
+        ),
+    }
+}
+
+pub(crate) async fn test_connection(probe: &mut Probe<'_>) {
+    if let Some((client, _events)) = connect(probe).await {
+        let _ = client.try_disconnect();
+    }
+}
+
+pub(crate) async fn test_table(probe: &mut Probe<'_>) {
+    let Some((client, mut events)) = connect(probe).await else {
+        return;
+    };
+    let Some(topic) = probe.table_setting("/topic", "topic") else {
+        return;
+    };
+    if probe.role == Some(ConnectionType::Sink) {
+        probe.skip(Stage::Write, TestCode::NotTestable, format!("MQTT cannot check publish permission on '{topic}' without publishing; nothing was published"));
+        let _ = client.try_disconnect();
+        return;
+    }
+    if !probe.wants_messages() {
+        let _ = client.try_disconnect();
+        return;
+    }
+    if let Err(e) = client.subscribe(topic.clone(), QoS::AtLeastOnce).await {
+        probe.fail(
+            Stage::Locate,
+            TestCode::BadResponse,
+            format!("cannot subscribe to '{topic}': {e}"),
+            "Check the topic filter.",
+        );
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + probe.timeout;
+    let mut subscribed = false;
+    while probe.messages.len() < probe.limit {
+        let event = match tokio::time::timeout_at(deadline, events.poll()).await {
+            Err(_) => break,
+            Ok(Err(e)) => {
+                fail_connection(probe, "the broker", &e);
+                return;
+            }
+            Ok(Ok(e)) => e,
+        };
+        match event {
+            Event::Incoming(Packet::SubAck(ack)) => {
+                let refused = ack
+                    .return_codes
+                    .iter()
+                    .any(|c| matches!(c, rumqttc::SubscribeReasonCode::Failure));
+                if refused {
+                    probe.fail(
+                        Stage::Locate,
+                        TestCode::PermissionDenied,
+                        format!("the broker refused the subscription to '{topic}'"),
+                        "Check the broker's access rules for this topic.",
+                    );
+                    return;
+                }
+                subscribed = true;
+                probe.pass(Stage::Locate, format!("subscribed to '{topic}'"));
+            }
+            Event::Incoming(Packet::Publish(p)) => probe.messages.push(p.payload.to_vec()),
+            _ => {}
+        }
+    }
+    let _ = client.try_disconnect();
+    let n = probe.messages.len();
+    if n > 0 {
+        probe.pass(
+            Stage::Read,
+            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
+        );
+    } else if subscribed {
+        probe.fail(
+            Stage::Read,
+            TestCode::Empty,
+            format!("no messages arrived on '{topic}' within {}", human(probe.timeout)),
+            "MQTT delivers only messages published while subscribed (and a retained one): publish while testing, check 'topic', or give the test a longer TIMEOUT.",
+        );
+    } else {
+        probe.fail(
+            Stage::Locate,
+            TestCode::Timeout,
+            format!(
+                "the broker did not acknowledge the subscription to '{topic}' within {}",
+                human(probe.timeout)
+            ),
+            "Check that the broker is healthy.",
+        );
+    }
+}
