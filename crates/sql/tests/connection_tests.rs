@@ -776,3 +776,133 @@ async fn mqtt_brokers_connect_authenticate_and_deliver() {
         .await
         .unwrap();
 }
+
+/// A second nats-server that requires a user and password, on a free port.
+struct GuardedNats {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl GuardedNats {
+    // The child is killed and reaped by `Drop` once it is returned inside `Self`.
+    #[allow(clippy::zombie_processes)]
+    async fn start(user: &str, password: &str) -> Self {
+        let port = closed_port();
+        let mut child = std::process::Command::new("nats-server")
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "--user",
+                user,
+                "--pass",
+                password,
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nats-server must be installed (.ci/run installs it)");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Self { child, port };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the password-protected nats-server did not start on port {port}");
+    }
+}
+
+impl Drop for GuardedNats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn nats_streams_and_subjects_against_the_local_server() {
+    let client = async_nats::connect("nats://127.0.0.1:4222")
+        .await
+        .unwrap_or_else(|e| panic!("is nats-server (with -js) running on 127.0.0.1:4222? {e}"));
+    let js = async_nats::jetstream::new(client);
+    let stream = format!("TRIBUTARY_TEST_{}", std::process::id());
+    let subject = format!("tributary.test.{}", std::process::id());
+    let _ = js.delete_stream(&stream).await;
+    js.create_stream(async_nats::jetstream::stream::Config {
+        name: stream.clone(),
+        subjects: vec![format!("{subject}.>")],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for id in [1, 2] {
+        js.publish(
+            format!("{subject}.orders"),
+            format!("{{\"id\": {id}}}").into(),
+        )
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    }
+    let s = session();
+    s.execute(
+        "CREATE CONNECTION PROFILE n WITH (connector = 'nats', servers = 'nats://127.0.0.1:4222')",
+    )
+    .await
+    .unwrap();
+    let listed = s.execute("SHOW TOPICS IN PROFILE n").await.unwrap();
+    assert!(
+        rows(&listed[0]).contains(&format!("{stream} stream")),
+        "{:?}",
+        rows(&listed[0])
+    );
+    s.execute(&format!("CREATE TABLE orders (id BIGINT) WITH (connector = 'nats', connection_profile = 'n', type = 'source', stream = '{stream}', format = 'json')"))
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE orders").await.unwrap();
+    assert_eq!(rows(&t[0]), ["1", "2"]);
+    // A misspelled stream.
+    s.execute(&format!("CREATE TABLE typo (id BIGINT) WITH (connector = 'nats', connection_profile = 'n', type = 'source', stream = '{stream}X', format = 'json')"))
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE typo").await;
+    assert!(
+        e.contains("failed at stage 'locate' [NOT_FOUND]")
+            && e.contains(&format!("Did you mean '{stream}'?")),
+        "{e}"
+    );
+    // A core subject nobody publishes to.
+    s.execute("CREATE TABLE quiet (id BIGINT) WITH (connector = 'nats', connection_profile = 'n', type = 'source', subject = 'tributary.quiet', format = 'json')")
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE quiet TIMEOUT '300 milliseconds'").await;
+    assert!(
+        e.contains("[EMPTY]")
+            && e.contains("Core NATS delivers only messages published while subscribed"),
+        "{e}"
+    );
+    // Refused, and credentials on a server that requires them.
+    let port = closed_port();
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE off WITH (connector = 'nats', servers = 'nats://127.0.0.1:{port}')")).await;
+    assert!(
+        e.contains("[CONNECT_REFUSED]") || e.contains("[TIMEOUT]"),
+        "{e}"
+    );
+    let guarded = GuardedNats::start("svc", "right-pass").await;
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'nats', servers = 'nats://127.0.0.1:{}', 'auth.type' = 'credentials', 'auth.username' = 'svc', 'auth.password' = 'wrong-pass')", guarded.port)).await;
+    assert!(
+        e.contains("failed at stage 'authenticate' [AUTH_FAILED]") && !e.contains("wrong-pass"),
+        "{e}"
+    );
+    s.execute(&format!("CREATE CONNECTION PROFILE right WITH (connector = 'nats', servers = 'nats://127.0.0.1:{}', 'auth.type' = 'credentials', 'auth.username' = 'svc', 'auth.password' = 'right-pass')", guarded.port))
+        .await
+        .unwrap();
+    js.delete_stream(&stream).await.unwrap();
+}

@@ -1,7 +1,11 @@
 //! The `nats` connector: NATS core subjects and JetStream streams as sources, subjects as
 //! sinks, with profiles holding the servers and authentication.
 
+mod probe;
+
+use crate::connector::Completions;
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, sink_if_set, str_at};
+use crate::probe::Probe;
 use crate::spec::{OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -83,6 +87,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Nats {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -128,5 +133,17 @@ impl Connector for Nats {
                 None => format!("NatsSource<{}>", at("/connectorType/sourceType/subject")),
             },
         }
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe::test_connection(probe).await;
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        probe::test_table(probe).await;
+    }
+    async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
+        probe::streams(probe).await.map(|names| Completions {
+            kind: "stream",
+            names,
+        })
     }
 }

@@ -1,0 +1,268 @@
+//! The nats connector's connection test: connect to the servers with the profile's
+//! credentials (user and password; JWT profiles are not live-tested yet); for a JetStream
+//! source, find the stream and read its first messages by sequence (no consumer is created,
+//! so the test leaves nothing behind); for a core-subject source, subscribe and wait; for a
+//! sink, say that publishing cannot be checked without publishing. Completion lists the
+//! JetStream streams.
+
+use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
+use async_nats::{Client, ConnectErrorKind, ConnectOptions};
+use futures::StreamExt;
+use serde_json::Value;
+use tributary_types::ConnectionType;
+
+async fn connect(probe: &mut Probe<'_>) -> Option<Client> {
+    let servers = probe.setting("/servers", "servers")?;
+    let auth = probe
+        .connection
+        .pointer("/authentication")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut options = ConnectOptions::new().connection_timeout(probe.timeout);
+    if auth.get("jwt").is_some() {
+        probe.skip(Stage::Authenticate, TestCode::NotTestable, "JWT-authenticated NATS profiles are not live-tested yet; the configuration was checked");
+        return None;
+    }
+    if auth.get("username").is_some() {
+        let user = probe.setting("/authentication/username", "auth.username")?;
+        let password = probe.setting("/authentication/password", "auth.password")?;
+        options = options.user_and_password(user, password);
+    }
+    probe.pass(Stage::Resolve, format!("servers {servers}"));
+    let addrs: Vec<String> = servers
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let connected = probe
+        .within(
+            Stage::Connect,
+            &format!("connecting to {servers}"),
+            options.connect(addrs),
+        )
+        .await?;
+    match connected {
+        Ok(client) => {
+            probe.pass(Stage::Connect, format!("connected to {servers}"));
+            probe.pass(Stage::Authenticate, "the server accepted the connection");
+            Some(client)
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let (stage, code, hint) = match e.kind() {
+                ConnectErrorKind::AuthorizationViolation | ConnectErrorKind::Authentication => (
+                    Stage::Authenticate,
+                    TestCode::AuthFailed,
+                    "Check 'auth.username' and 'auth.password' on the connection profile.",
+                ),
+                ConnectErrorKind::Dns => (
+                    Stage::Resolve,
+                    TestCode::DnsUnresolved,
+                    "Check the host names in 'servers'.",
+                ),
+                ConnectErrorKind::TimedOut => (
+                    Stage::Connect,
+                    TestCode::Timeout,
+                    "Check that the servers are reachable from here.",
+                ),
+                ConnectErrorKind::Tls => (
+                    Stage::Connect,
+                    TestCode::TlsFailed,
+                    "Check the server's TLS settings.",
+                ),
+                _ if is_dns_error(&text) => (
+                    Stage::Resolve,
+                    TestCode::DnsUnresolved,
+                    "Check the host names in 'servers'.",
+                ),
+                _ => (
+                    Stage::Connect,
+                    TestCode::ConnectRefused,
+                    "Check the host and port in 'servers', and that NATS is running.",
+                ),
+            };
+            probe.fail(
+                stage,
+                code,
+                format!("cannot connect to {servers}: {text}"),
+                hint,
+            );
+            None
+        }
+    }
+}
+
+pub(crate) async fn test_connection(probe: &mut Probe<'_>) {
+    connect(probe).await;
+}
+
+pub(crate) async fn test_table(probe: &mut Probe<'_>) {
+    let Some(client) = connect(probe).await else {
+        return;
+    };
+    if probe.role == Some(ConnectionType::Sink) {
+        let subject = probe
+            .table_setting("/connectorType/sinkType/subject", "subject")
+            .unwrap_or_default();
+        probe.skip(Stage::Write, TestCode::NotTestable, format!("NATS cannot check publish permission on '{subject}' without publishing; nothing was published"));
+        return;
+    }
+    if let Some(stream) = probe.table_setting("/connectorType/sourceType/stream", "stream") {
+        read_stream(probe, client, &stream).await;
+    } else if let Some(subject) =
+        probe.table_setting("/connectorType/sourceType/subject", "subject")
+    {
+        read_subject(probe, client, &subject).await;
+    }
+}
+
+async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
+    let js = async_nats::jetstream::new(client);
+    let found = probe
+        .within(
+            Stage::Locate,
+            &format!("looking up stream '{name}'"),
+            js.get_stream(name),
+        )
+        .await;
+    let mut stream = match found {
+        None => return,
+        Some(Ok(s)) => s,
+        Some(Err(e)) => {
+            let mut names = Vec::new();
+            let mut listing = js.stream_names();
+            while let Some(Ok(n)) = listing.next().await {
+                names.push(n);
+            }
+            let hint = match tributary_types::closest(name, names.iter().map(String::as_str)) {
+                Some(c) => format!("Did you mean '{c}'? SHOW TOPICS IN PROFILE lists the streams."),
+                None => "Check 'stream'; SHOW TOPICS IN PROFILE lists the streams.".to_string(),
+            };
+            probe.fail(
+                Stage::Locate,
+                TestCode::NotFound,
+                format!("stream '{name}' is not available: {e}"),
+                hint,
+            );
+            return;
+        }
+    };
+    let (first, count) = match stream.info().await {
+        Ok(info) => (info.state.first_sequence, info.state.messages),
+        Err(e) => {
+            probe.fail(
+                Stage::Locate,
+                TestCode::BadResponse,
+                format!("stream '{name}' has no readable state: {e}"),
+                "Check the stream's health.",
+            );
+            return;
+        }
+    };
+    probe.pass(
+        Stage::Locate,
+        format!("stream '{name}' holds {count} message(s)"),
+    );
+    if !probe.wants_messages() {
+        return;
+    }
+    if count == 0 {
+        probe.fail(
+            Stage::Read,
+            TestCode::Empty,
+            format!("stream '{name}' is empty"),
+            "Publish to the stream's subjects first, or check 'stream'.",
+        );
+        return;
+    }
+    let mut seq = first;
+    while probe.messages.len() < probe.limit && seq < first + count + probe.limit as u64 {
+        match probe
+            .within(
+                Stage::Read,
+                &format!("reading message {seq}"),
+                stream.get_raw_message(seq),
+            )
+            .await
+        {
+            None => return,
+            Some(Ok(m)) => probe.messages.push(m.payload.to_vec()),
+            // Deleted sequences leave gaps; the next one is tried.
+            Some(Err(_)) if seq < first + count => {}
+            Some(Err(_)) => break,
+        }
+        seq += 1;
+    }
+    let n = probe.messages.len();
+    probe.pass(
+        Stage::Read,
+        format!(
+            "read {n} message{} from the start of the stream (no consumer created)",
+            if n == 1 { "" } else { "s" }
+        ),
+    );
+}
+
+async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
+    let mut subscription = match client.subscribe(subject.to_string()).await {
+        Ok(s) => s,
+        Err(e) => {
+            probe.fail(
+                Stage::Locate,
+                TestCode::PermissionDenied,
+                format!("cannot subscribe to '{subject}': {e}"),
+                "Check the subject and the user's permissions.",
+            );
+            return;
+        }
+    };
+    probe.pass(Stage::Locate, format!("subscribed to '{subject}'"));
+    if !probe.wants_messages() {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + probe.timeout;
+    while probe.messages.len() < probe.limit {
+        match tokio::time::timeout_at(deadline, subscription.next()).await {
+            Ok(Some(m)) => probe.messages.push(m.payload.to_vec()),
+            _ => break,
+        }
+    }
+    let n = probe.messages.len();
+    if n > 0 {
+        probe.pass(
+            Stage::Read,
+            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
+        );
+    } else {
+        probe.fail(
+            Stage::Read,
+            TestCode::Empty,
+            format!("no messages arrived on '{subject}' within {}", human(probe.timeout)),
+            "Core NATS delivers only messages published while subscribed: publish while testing, read a JetStream stream with 'stream', or give the test a longer TIMEOUT.",
+        );
+    }
+}
+
+/// The JetStream streams on the server.
+pub(crate) async fn streams(probe: &mut Probe<'_>) -> Option<Vec<String>> {
+    let client = connect(probe).await?;
+    let js = async_nats::jetstream::new(client);
+    let mut names = Vec::new();
+    let mut listing = js.stream_names();
+    while let Some(next) = listing.next().await {
+        match next {
+            Ok(n) => names.push(n),
+            Err(e) => {
+                probe.fail(
+                    Stage::Locate,
+                    TestCode::BadResponse,
+                    format!("cannot list the streams: {e}"),
+                    "Check that JetStream is enabled on the server.",
+                );
+                return None;
+            }
+        }
+    }
+    names.sort();
+    Some(names)
+}
