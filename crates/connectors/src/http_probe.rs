@@ -13,6 +13,17 @@ pub(crate) async fn request(
     method: &str,
     body: Option<String>,
 ) -> Option<reqwest::Response> {
+    request_allowing(probe, method, body, false).await
+}
+
+/// Like [`request`]; with `method_may_be_refused`, a 405 (the endpoint exists but takes
+/// another method) counts as found: how a sink's endpoint is probed without posting.
+pub(crate) async fn request_allowing(
+    probe: &mut Probe<'_>,
+    method: &str,
+    body: Option<String>,
+    method_may_be_refused: bool,
+) -> Option<reqwest::Response> {
     let url = probe.table_setting("/endpoint", "endpoint")?;
     let headers = match probe
         .table
@@ -54,7 +65,7 @@ pub(crate) async fn request(
         }
     };
     let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::GET);
-    let mut request = client.request(method, &url);
+    let mut request = client.request(method.clone(), &url);
     for (name, value) in &headers {
         request = request.header(name, value);
     }
@@ -110,6 +121,13 @@ pub(crate) async fn request(
         200..=299 => {
             probe.pass(Stage::Authenticate, format!("{status}"));
             probe.pass(Stage::Locate, format!("{url} exists"));
+            Some(response)
+        }
+        405 if method_may_be_refused => {
+            probe.pass(
+                Stage::Locate,
+                format!("{url} exists (it answered {method} with {status})"),
+            );
             Some(response)
         }
         401 | 403 => {

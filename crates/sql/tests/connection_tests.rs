@@ -395,6 +395,7 @@ async fn http_tables_are_requested_and_classified() {
                 )
             }),
         )
+        .route("/hook", axum::routing::post(|| async { "ok" }))
         .route(
             "/idle",
             get(|| async {
@@ -462,6 +463,24 @@ async fn http_tables_are_requested_and_classified() {
             && e.contains("The stream may be idle"),
         "{e}"
     );
+    // A webhook sink is reached without posting: its endpoint takes POST only, so the
+    // OPTIONS probe is answered 405, which proves it exists.
+    s.execute(&format!("CREATE TABLE hook (id BIGINT) WITH (connector = 'webhook', endpoint = '{base}/hook', format = 'json')"))
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE hook").await.unwrap();
+    let r = rows(&t[0]);
+    assert!(r.iter().any(|l| l.starts_with("locate passed  ") && l.contains("it answered OPTIONS with 405")), "{r:?}");
+    assert!(
+        r.iter()
+            .any(|l| l.starts_with("write passed  the endpoint is reachable; nothing was posted")),
+        "{r:?}"
+    );
+    s.execute(&format!("CREATE TABLE lost_hook (id BIGINT) WITH (connector = 'webhook', endpoint = '{base}/no-hook', format = 'json')"))
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST TABLE lost_hook").await;
+    assert!(e.contains("failed at stage 'locate' [NOT_FOUND]"), "{e}");
     // Nothing listening.
     let port = closed_port();
     s.execute(&format!("CREATE TABLE down (id BIGINT) WITH (connector = 'polling_http', endpoint = 'http://127.0.0.1:{port}/x', format = 'json')"))

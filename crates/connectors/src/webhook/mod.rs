@@ -2,6 +2,8 @@
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck};
 use crate::http::check_http_table;
+use crate::http_probe::request_allowing;
+use crate::probe::{Probe, Stage};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, Format};
@@ -26,6 +28,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Webhook {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -50,5 +53,23 @@ impl Connector for Webhook {
     fn table_description(&self, _table: &Value, _connection_type: ConnectionType) -> String {
         // The endpoint may hold a token in its query string: it is not repeated here.
         "WebhookSink".into()
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe.pass(
+            Stage::Connect,
+            "webhook tables carry their endpoint; TEST TABLE reaches it",
+        );
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        // OPTIONS reaches the endpoint (and its authentication) without posting a row.
+        if request_allowing(probe, "OPTIONS", None, true)
+            .await
+            .is_some()
+        {
+            probe.pass(
+                Stage::Write,
+                "the endpoint is reachable; nothing was posted (OPTIONS request)",
+            );
+        }
     }
 }
