@@ -152,49 +152,131 @@ async fn redis_profiles_connect_authenticate_and_fail_with_codes() {
     );
 }
 
-/// A second redis-server, with a password, on a free port; stopped when dropped.
-struct GuardedRedis {
+/// A server process of the test's own (a second Redis, Mosquitto or NATS with
+/// credentials) on a free port of 127.0.0.1; killed and reaped when dropped.
+struct Guarded {
     child: std::process::Child,
     port: u16,
+    _dir: Option<tempfile::TempDir>,
 }
 
-impl GuardedRedis {
+impl Guarded {
+    /// Start `program` with the arguments `args(port)` gives, and wait until it listens.
     // The child is killed and reaped by `Drop` once it is returned inside `Self`.
     #[allow(clippy::zombie_processes)]
-    async fn start(password: &str) -> Self {
+    async fn start(
+        program: &str,
+        args: impl FnOnce(u16) -> Vec<String>,
+        dir: Option<tempfile::TempDir>,
+    ) -> Self {
         let port = closed_port();
-        let mut child = std::process::Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--requirepass",
-                password,
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
+        let mut child = std::process::Command::new(program)
+            .args(args(port))
             .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
-            .expect("redis-server must be installed (.ci/run installs it)");
+            .unwrap_or_else(|e| panic!("{program} must be installed (.ci/run installs it): {e}"));
         for _ in 0..100 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port))
                 .await
                 .is_ok()
             {
-                return Self { child, port };
+                return Self {
+                    child,
+                    port,
+                    _dir: dir,
+                };
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let _ = child.kill();
         let _ = child.wait();
-        panic!("the password-protected redis-server did not start on port {port}");
+        panic!("{program} did not start on port {port}");
+    }
+
+    /// A Redis that requires `password`.
+    async fn redis(password: &str) -> Self {
+        let password = password.to_string();
+        Self::start(
+            "redis-server",
+            move |port| {
+                [
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--requirepass",
+                    &password,
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ]
+                .map(String::from)
+                .to_vec()
+            },
+            None,
+        )
+        .await
+    }
+
+    /// A Mosquitto that requires `user` and `password`.
+    async fn mosquitto(user: &str, password: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let passwords = dir.path().join("passwords");
+        let made = std::process::Command::new("mosquitto_passwd")
+            .args(["-b", "-c"])
+            .arg(&passwords)
+            .args([user, password])
+            .status()
+            .expect("mosquitto_passwd must be installed (.ci/run installs mosquitto)");
+        assert!(made.success());
+        let conf = dir.path().join("mosquitto.conf");
+        let conf_arg = conf.display().to_string();
+        Self::start(
+            "mosquitto",
+            move |port| {
+                std::fs::write(
+                    &conf,
+                    format!(
+                        "listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {}\npersistence false\n",
+                        passwords.display()
+                    ),
+                )
+                .unwrap();
+                vec!["-c".into(), conf_arg]
+            },
+            Some(dir),
+        )
+        .await
+    }
+
+    /// A NATS server that requires `user` and `password`.
+    async fn nats(user: &str, password: &str) -> Self {
+        let (user, password) = (user.to_string(), password.to_string());
+        Self::start(
+            "nats-server",
+            move |port| {
+                [
+                    "-a",
+                    "127.0.0.1",
+                    "-p",
+                    &port.to_string(),
+                    "--user",
+                    &user,
+                    "--pass",
+                    &password,
+                ]
+                .map(String::from)
+                .to_vec()
+            },
+            None,
+        )
+        .await
     }
 }
 
-impl Drop for GuardedRedis {
+impl Drop for Guarded {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -203,7 +285,7 @@ impl Drop for GuardedRedis {
 
 #[tokio::test]
 async fn redis_credentials_are_checked_and_never_printed() {
-    let guarded = GuardedRedis::start("s3cret-pass").await;
+    let guarded = Guarded::redis("s3cret-pass").await;
     let s = session();
     let e = error_of(
         &s,
@@ -689,69 +771,6 @@ async fn mqtt_retain(port: u16, topic: &str, payload: &str) {
     let _ = client.disconnect().await;
 }
 
-/// A second Mosquitto that requires a password, on a free port; stopped when dropped.
-struct GuardedMosquitto {
-    child: std::process::Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl GuardedMosquitto {
-    // The child is killed and reaped by `Drop` once it is returned inside `Self`.
-    #[allow(clippy::zombie_processes)]
-    async fn start(user: &str, password: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let passwords = dir.path().join("passwords");
-        let made = std::process::Command::new("mosquitto_passwd")
-            .args(["-b", "-c"])
-            .arg(&passwords)
-            .args([user, password])
-            .status()
-            .expect("mosquitto_passwd must be installed (.ci/run installs mosquitto)");
-        assert!(made.success());
-        let port = closed_port();
-        let conf = dir.path().join("mosquitto.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {}\npersistence false\n",
-                passwords.display()
-            ),
-        )
-        .unwrap();
-        let mut child = std::process::Command::new("mosquitto")
-            .arg("-c")
-            .arg(&conf)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("mosquitto must be installed (.ci/run installs it)");
-        for _ in 0..100 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                return Self {
-                    child,
-                    port,
-                    _dir: dir,
-                };
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the password-protected mosquitto did not start on port {port}");
-    }
-}
-
-impl Drop for GuardedMosquitto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test]
 async fn mqtt_brokers_connect_authenticate_and_deliver() {
     let s = session();
@@ -785,7 +804,7 @@ async fn mqtt_brokers_connect_authenticate_and_deliver() {
         "{e}"
     );
     // Credentials, on a broker that requires them.
-    let guarded = GuardedMosquitto::start("svc", "right-pass").await;
+    let guarded = Guarded::mosquitto("svc", "right-pass").await;
     let e = error_of(&s, &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:{}', username = 'svc', password = 'wrong-pass')", guarded.port)).await;
     assert!(
         e.contains("failed at stage 'authenticate' [AUTH_FAILED]") && !e.contains("wrong-pass"),
@@ -794,54 +813,6 @@ async fn mqtt_brokers_connect_authenticate_and_deliver() {
     s.execute(&format!("CREATE CONNECTION PROFILE right WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:{}', username = 'svc', password = 'right-pass')", guarded.port))
         .await
         .unwrap();
-}
-
-/// A second nats-server that requires a user and password, on a free port.
-struct GuardedNats {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl GuardedNats {
-    // The child is killed and reaped by `Drop` once it is returned inside `Self`.
-    #[allow(clippy::zombie_processes)]
-    async fn start(user: &str, password: &str) -> Self {
-        let port = closed_port();
-        let mut child = std::process::Command::new("nats-server")
-            .args([
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &port.to_string(),
-                "--user",
-                user,
-                "--pass",
-                password,
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("nats-server must be installed (.ci/run installs it)");
-        for _ in 0..100 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                return Self { child, port };
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the password-protected nats-server did not start on port {port}");
-    }
-}
-
-impl Drop for GuardedNats {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[tokio::test]
@@ -914,7 +885,7 @@ async fn nats_streams_and_subjects_against_the_local_server() {
         e.contains("[CONNECT_REFUSED]") || e.contains("[TIMEOUT]"),
         "{e}"
     );
-    let guarded = GuardedNats::start("svc", "right-pass").await;
+    let guarded = Guarded::nats("svc", "right-pass").await;
     let e = error_of(&s, &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'nats', servers = 'nats://127.0.0.1:{}', 'auth.type' = 'credentials', 'auth.username' = 'svc', 'auth.password' = 'wrong-pass')", guarded.port)).await;
     assert!(
         e.contains("failed at stage 'authenticate' [AUTH_FAILED]") && !e.contains("wrong-pass"),

@@ -198,19 +198,7 @@ pub(super) async fn test_table(probe: &mut Probe<'_>) {
         .unwrap_or_default()
         .to_string();
     let pattern = format!("{prefix}*");
-    let scanned = probe
-        .within(
-            Stage::Locate,
-            "scanning keys",
-            ::redis::cmd("SCAN")
-                .arg(0)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async::<(u64, Vec<String>)>(&mut conn),
-        )
-        .await;
+    let scanned = scan(probe, &mut conn, &pattern).await;
     match scanned {
         Some(Ok((_, keys))) => probe.pass(
             Stage::Locate,
@@ -274,22 +262,32 @@ pub(super) async fn test_table(probe: &mut Probe<'_>) {
     }
 }
 
-/// Key prefixes in use (the part of each key up to its last ':'), from one SCAN batch:
-/// cheap, and enough to suggest a `target.key_prefix`.
-pub(super) async fn key_prefixes(probe: &mut Probe<'_>) -> Option<Vec<String>> {
-    let mut conn = connect(probe).await?;
-    let scanned = probe
+/// One SCAN batch of keys matching `pattern` (cheap: the server answers at once).
+async fn scan(
+    probe: &mut Probe<'_>,
+    conn: &mut MultiplexedConnection,
+    pattern: &str,
+) -> Option<Result<(u64, Vec<String>), RedisError>> {
+    probe
         .within(
             Stage::Locate,
             "scanning keys",
             ::redis::cmd("SCAN")
                 .arg(0)
+                .arg("MATCH")
+                .arg(pattern)
                 .arg("COUNT")
                 .arg(1000)
-                .query_async::<(u64, Vec<String>)>(&mut conn),
+                .query_async::<(u64, Vec<String>)>(conn),
         )
-        .await?;
-    match scanned {
+        .await
+}
+
+/// Key prefixes in use (the part of each key up to its last ':'), from one SCAN batch:
+/// cheap, and enough to suggest a `target.key_prefix`.
+pub(super) async fn key_prefixes(probe: &mut Probe<'_>) -> Option<Vec<String>> {
+    let mut conn = connect(probe).await?;
+    match scan(probe, &mut conn, "*").await? {
         Ok((_, keys)) => {
             let mut prefixes: Vec<String> = keys
                 .iter()
