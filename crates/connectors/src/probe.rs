@@ -280,6 +280,62 @@ impl<'a> Probe<'a> {
         }
     }
 
+    /// Resolve `server` (`host:port`) and open a TCP connection to it, so that a name that
+    /// does not resolve and a port that refuses are told apart before a client library
+    /// blurs them. `what` names the server in messages ("bootstrap server"), `option` is
+    /// the setting to fix, and `running` what should be running there.
+    pub async fn reach(&mut self, what: &str, server: &str, option: &str, running: &str) -> bool {
+        let looked_up = self
+            .within(
+                Stage::Resolve,
+                &format!("looking up {server}"),
+                tokio::net::lookup_host(server.to_string()),
+            )
+            .await;
+        let addr = match looked_up.map(|r| r.map(|mut addrs| addrs.next())) {
+            None => return false,
+            Some(Ok(Some(addr))) => addr,
+            Some(Ok(None)) => {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::DnsUnresolved,
+                    format!("{what} '{server}' has no address"),
+                    format!("Check the host name in '{option}'."),
+                );
+                return false;
+            }
+            Some(Err(e)) => {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::DnsUnresolved,
+                    format!("{what} '{server}' does not resolve: {e}"),
+                    format!("Check the host name in '{option}'."),
+                );
+                return false;
+            }
+        };
+        match self
+            .within(
+                Stage::Connect,
+                &format!("connecting to {server}"),
+                tokio::net::TcpStream::connect(addr),
+            )
+            .await
+        {
+            None => false,
+            Some(Ok(_)) => true,
+            Some(Err(e)) => {
+                self.fail(
+                    Stage::Connect,
+                    connect_code(&e),
+                    format!("cannot connect to {what} '{server}' ({addr}): {e}"),
+                    format!("Check the host and port in '{option}', and that {running}."),
+                );
+                false
+            }
+        }
+    }
+
     /// Run one network step with the probe's timeout; a timeout fails `stage`.
     pub async fn within<T>(
         &mut self,

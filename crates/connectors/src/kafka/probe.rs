@@ -4,7 +4,7 @@
 //! misspelled), and up to `limit` messages read from the table's start offset. Also the
 //! topic list for completion. librdkafka's calls block, so they run on the blocking pool.
 
-use crate::probe::{Probe, Stage, TestCode, connect_code, human, is_dns_error};
+use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -67,55 +67,16 @@ async fn reach(probe: &mut Probe<'_>, servers: &str) -> bool {
         .filter(|s| !s.is_empty())
         .collect();
     for server in &list {
-        let looked_up = probe
-            .within(
-                Stage::Resolve,
-                &format!("looking up {server}"),
-                tokio::net::lookup_host(server.to_string()),
-            )
-            .await;
-        let addrs: Vec<std::net::SocketAddr> = match looked_up {
-            None => return false,
-            Some(Ok(a)) => a.collect(),
-            Some(Err(e)) => {
-                probe.fail(
-                    Stage::Resolve,
-                    TestCode::DnsUnresolved,
-                    format!("bootstrap server '{server}' does not resolve: {e}"),
-                    "Check the host names in 'bootstrap_servers'.",
-                );
-                return false;
-            }
-        };
-        let Some(addr) = addrs.first().copied() else {
-            probe.fail(
-                Stage::Resolve,
-                TestCode::DnsUnresolved,
-                format!("bootstrap server '{server}' has no address"),
-                "Check the host names in 'bootstrap_servers'.",
-            );
-            return false;
-        };
-        match probe
-            .within(
-                Stage::Connect,
-                &format!("connecting to {server}"),
-                tokio::net::TcpStream::connect(addr),
+        if !probe
+            .reach(
+                "bootstrap server",
+                server,
+                "bootstrap_servers",
+                "the broker is running",
             )
             .await
         {
-            None => return false,
-            Some(Ok(_)) => {}
-            Some(Err(e)) => {
-                let code = connect_code(&e);
-                probe.fail(
-                    Stage::Connect,
-                    code,
-                    format!("cannot connect to bootstrap server '{server}' ({addr}): {e}"),
-                    "Check the host and port in 'bootstrap_servers', and that the broker is running.",
-                );
-                return false;
-            }
+            return false;
         }
     }
     probe.pass(

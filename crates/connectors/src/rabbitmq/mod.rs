@@ -1,7 +1,12 @@
 //! The `rabbitmq` connector: RabbitMQ streams (the stream protocol, port 5552) as sources.
 //! Every profile setting has a default, so a profile may be empty.
 
-use crate::connector::{Connector, ConnectorInfo, Roles, str_at};
+mod client;
+mod probe;
+mod wire;
+
+use crate::connector::{Completions, Connector, ConnectorInfo, Roles, str_at};
+use crate::probe::Probe;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::ConnectionType;
@@ -61,6 +66,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Rabbitmq {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -78,5 +84,17 @@ impl Connector for Rabbitmq {
             "RabbitmqStreamSource<{}>",
             str_at(table, "/stream").unwrap_or_default()
         )
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe::test_connection(probe).await;
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        probe::test_table(probe).await;
+    }
+    async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
+        probe::streams(probe).await.map(|names| Completions {
+            kind: "stream",
+            names,
+        })
     }
 }
