@@ -25,29 +25,7 @@ pub(crate) async fn request_allowing(
     method_may_be_refused: bool,
 ) -> Option<reqwest::Response> {
     let url = probe.table_setting("/endpoint", "endpoint")?;
-    let headers = match probe
-        .table
-        .and_then(|t| t.pointer("/headers"))
-        .and_then(|v| v.as_str())
-    {
-        Some(raw) => {
-            let raw = raw.to_string();
-            let resolved = probe.resolve(&raw, "headers")?;
-            match parse_headers(&resolved) {
-                Ok(h) => h,
-                Err(e) => {
-                    probe.fail(
-                        Stage::Resolve,
-                        TestCode::BadResponse,
-                        format!("option 'headers': {e}"),
-                        "Write headers as 'Name: value,Other-Name: value'.",
-                    );
-                    return None;
-                }
-            }
-        }
-        None => Vec::new(),
-    };
+    let headers = table_headers(probe)?;
     probe.pass(Stage::Resolve, format!("{method} {url}"));
     let client = match reqwest::Client::builder()
         .connect_timeout(probe.timeout)
@@ -130,33 +108,61 @@ pub(crate) async fn request_allowing(
             );
             Some(response)
         }
-        401 | 403 => {
-            probe.fail(
-                Stage::Authenticate,
-                TestCode::AuthFailed,
-                format!("{url} answered {status}"),
-                "Check the credentials in 'headers' (such as an Authorization header).",
-            );
-            None
-        }
-        404 | 410 => {
-            probe.fail(
-                Stage::Locate,
-                TestCode::NotFound,
-                format!("{url} answered {status}"),
-                "Check the path of 'endpoint'.",
-            );
-            None
-        }
         _ => {
+            status_failure(probe, &url, status);
+            None
+        }
+    }
+}
+
+/// The table's `headers`, with `{{ VAR }}` references resolved; `None` (with the failure
+/// recorded) when a variable is missing or the text is malformed.
+pub(crate) fn table_headers(probe: &mut Probe<'_>) -> Option<Vec<(String, String)>> {
+    let Some(raw) = probe
+        .table
+        .and_then(|t| t.pointer("/headers"))
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+    else {
+        return Some(Vec::new());
+    };
+    let resolved = probe.resolve(&raw, "headers")?;
+    match parse_headers(&resolved) {
+        Ok(h) => Some(h),
+        Err(e) => {
             probe.fail(
-                Stage::Locate,
+                Stage::Resolve,
                 TestCode::BadResponse,
-                format!("{url} answered {status}"),
-                "Check the endpoint and the server's logs.",
+                format!("option 'headers': {e}"),
+                "Write headers as 'Name: value,Other-Name: value'.",
             );
             None
         }
+    }
+}
+
+/// Record why an HTTP status that is not success fails the test: 401/403 are
+/// credentials, 404/410 a wrong path, anything else the server's own trouble.
+pub(crate) fn status_failure(probe: &mut Probe<'_>, url: &str, status: reqwest::StatusCode) {
+    match status.as_u16() {
+        401 | 403 => probe.fail(
+            Stage::Authenticate,
+            TestCode::AuthFailed,
+            format!("{url} answered {status}"),
+            "Check the credentials in 'headers' (such as an Authorization header).",
+        ),
+        404 | 410 => probe.fail(
+            Stage::Locate,
+            TestCode::NotFound,
+            format!("{url} answered {status}"),
+            "Check the path of 'endpoint'.",
+        ),
+        _ => probe.fail(
+            Stage::Locate,
+            TestCode::BadResponse,
+            format!("{url} answered {status}"),
+            "Check the endpoint and the server's logs.",
+        ),
     }
 }
 

@@ -119,9 +119,7 @@ impl StreamClient {
             )
             .await?;
         let mut r = Reader::new(&body);
-        let mechanisms: Vec<String> = (0..r.count()?)
-            .map(|_| r.str())
-            .collect::<Result<_, _>>()?;
+        let mechanisms: Vec<String> = (0..r.count()?).map(|_| r.str()).collect::<Result<_, _>>()?;
         if !mechanisms.iter().any(|m| m == "PLAIN") {
             return Err(StreamError::NoPlain(mechanisms.join(", ")));
         }

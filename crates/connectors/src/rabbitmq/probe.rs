@@ -269,9 +269,9 @@ async fn locate(
             let hint = match list_streams(target).await {
                 Ok(names) => {
                     match tributary_types::closest(stream, names.iter().map(String::as_str)) {
-                        Some(c) => format!(
-                            "Did you mean '{c}'? SHOW TOPICS IN PROFILE lists the streams."
-                        ),
+                        Some(c) => {
+                            format!("Did you mean '{c}'? SHOW TOPICS IN PROFILE lists the streams.")
+                        }
                         None if names.is_empty() => format!(
                             "Virtual host '{}' has no streams; declare one first.",
                             target.vhost
@@ -284,10 +284,8 @@ async fn locate(
                     }
                 }
                 // Without the management API nothing can be suggested.
-                Err(_) => {
-                    "Check 'stream'; a classic or quorum queue of that name is not a stream."
-                        .to_string()
-                }
+                Err(_) => "Check 'stream'; a classic or quorum queue of that name is not a stream."
+                    .to_string(),
             };
             probe.fail(
                 Stage::Locate,
@@ -486,8 +484,8 @@ async fn list_streams(target: &Target) -> Result<Vec<String>, String> {
         .bytes()
         .await
         .map_err(|e| format!("{url} did not finish its answer: {e}"))?;
-    let queues: Vec<Value> = serde_json::from_slice(&body)
-        .map_err(|e| format!("{url} sent an unreadable list: {e}"))?;
+    let queues: Vec<Value> =
+        serde_json::from_slice(&body).map_err(|e| format!("{url} sent an unreadable list: {e}"))?;
     let mut names: Vec<String> = queues
         .iter()
         .filter(|q| q.get("type").and_then(Value::as_str) == Some("stream"))

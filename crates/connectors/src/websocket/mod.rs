@@ -1,8 +1,11 @@
 //! The `websocket` connector: a WebSocket server's messages as a source, with optional
 //! subscription messages sent after connecting.
 
+mod probe;
+
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::http::check_http_table;
+use crate::probe::{Probe, Stage};
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -33,6 +36,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Websocket {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -66,5 +70,14 @@ impl Connector for Websocket {
             "WebsocketSource<{}>",
             str_at(table, "/endpoint").unwrap_or_default()
         )
+    }
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        probe.pass(
+            Stage::Connect,
+            "websocket tables carry their endpoint; TEST TABLE connects to it",
+        );
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        probe::test_table(probe).await;
     }
 }
