@@ -1218,3 +1218,79 @@ async fn websocket_tables_handshake_subscribe_and_read() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn kafka_profiles_check_their_schema_registry() {
+    use tributary_registry::testing::FakeRegistry;
+    let mock = mock_cluster("orders", &[]).await;
+    let servers = mock.bootstrap_servers();
+    let registry = FakeRegistry::start().await.unwrap();
+    registry.require_credentials("svc", "right-pass");
+    let endpoint = registry.endpoint();
+    let s = session();
+    let created = s
+        .execute(&format!("CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = '{servers}', 'schema_registry.endpoint' = '{endpoint}', 'schema_registry.api_key' = 'svc', 'schema_registry.api_secret' = 'right-pass')"))
+        .await
+        .unwrap();
+    assert!(
+        created[0]
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with(&format!(
+                "authenticate: the schema registry at {endpoint} answered: 0 subject(s)"
+            ))),
+        "{:?}",
+        created[0].warnings
+    );
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'kafka', bootstrap_servers = '{servers}', 'schema_registry.endpoint' = '{endpoint}', 'schema_registry.api_key' = 'svc', 'schema_registry.api_secret' = 'wrong-pass')")).await;
+    assert!(
+        e.contains("failed at stage 'authenticate' [AUTH_FAILED]")
+            && e.contains("schema registry")
+            && !e.contains("wrong-pass"),
+        "{e}"
+    );
+    let port = closed_port();
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE dead WITH (connector = 'kafka', bootstrap_servers = '{servers}', 'schema_registry.endpoint' = 'http://127.0.0.1:{port}')")).await;
+    assert!(
+        e.contains("failed at stage 'connect' [CONNECT_REFUSED]") && e.contains("schema registry"),
+        "{e}"
+    );
+    assert!(s.store().profile_by_name("wrong").unwrap().is_none());
+}
+
+#[tokio::test]
+async fn confluent_profiles_speak_sasl_ssl_and_tables_read_like_kafka() {
+    let mock = mock_cluster("orders", &[r#"{"id": 7}"#]).await;
+    let servers = mock.bootstrap_servers();
+    let s = session();
+    // Stored untested first.
+    s.execute(&format!("CREATE CONNECTION PROFILE cc WITH (connector = 'confluent', bootstrap_servers = '{servers}', key = 'API-KEY', secret = 'api-secret-value', validate = false)"))
+        .await
+        .unwrap();
+    // The mock cluster speaks plaintext only: a Confluent profile insists on TLS, so the
+    // handshake fails, says so, and prints neither key nor secret.
+    let e = error_of(&s, "TEST CONNECTION PROFILE cc TIMEOUT '3 seconds'").await;
+    assert!(
+        e.contains("failed at stage 'authenticate' [TLS_FAILED]")
+            && e.contains("SSL handshake failed")
+            && !e.contains("api-secret-value"),
+        "{e}"
+    );
+    // A table may override the client's settings (as any librdkafka
+    // property), which reaches the plaintext cluster, reads and decodes.
+    s.execute("CREATE TABLE orders (id BIGINT) WITH (connector = 'confluent', connection_profile = 'cc', topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json', client_configs = 'security.protocol=plaintext')")
+        .await
+        .unwrap();
+    let t = s
+        .execute("TEST TABLE orders LIMIT 1 TIMEOUT '10 seconds'")
+        .await
+        .unwrap();
+    assert_eq!(rows(&t[0]), ["7"]);
+    // Unknown host and refused port, as for kafka.
+    let port = closed_port();
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE off WITH (connector = 'confluent', bootstrap_servers = '127.0.0.1:{port}', key = 'k', secret = 's')")).await;
+    assert!(
+        e.contains("failed at stage 'connect' [CONNECT_REFUSED]"),
+        "{e}"
+    );
+}

@@ -1,8 +1,11 @@
 //! The `confluent` connector: Kafka on Confluent Cloud. Its profile holds an API key and
 //! secret (SASL_SSL with PLAIN underneath); its tables are Kafka tables.
 
-use crate::connector::{Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at};
+use crate::connector::{
+    Completions, Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at,
+};
 use crate::kafka;
+use crate::probe::Probe;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -34,6 +37,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Confluent {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
@@ -69,5 +73,19 @@ impl Connector for Confluent {
     }
     fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
         kafka::describe_table(table, connection_type)
+    }
+    // Confluent tables are Kafka tables; the Kafka probe reads the key and secret as
+    // SASL_SSL PLAIN credentials.
+    async fn test_connection(&self, probe: &mut Probe<'_>) {
+        kafka::probe::test_connection(probe).await;
+    }
+    async fn test_table(&self, probe: &mut Probe<'_>) {
+        kafka::probe::test_table(probe).await;
+    }
+    async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
+        kafka::probe::topics(probe).await.map(|names| Completions {
+            kind: "topic",
+            names,
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! The `kafka` connector: Kafka topics as sources and sinks, with profiles holding the
 //! brokers, authentication and schema registry. `confluent` reuses its table half.
 
-mod probe;
+pub(crate) mod probe;
 
 use crate::connector::{
     Completions, Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,

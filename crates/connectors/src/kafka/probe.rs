@@ -5,14 +5,17 @@
 //! topic list for completion. librdkafka's calls block, so they run on the blocking pool.
 
 use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
+use rdkafka::client::ClientContext;
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::metadata::Metadata;
 use rdkafka::{Offset, TopicPartitionList};
 use serde_json::Value;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tributary_registry::{RegistryClient, RegistryError};
 use tributary_types::ConnectionType;
 
 /// The librdkafka settings of the profile (and the table's `client_configs`).
@@ -44,6 +47,15 @@ fn client_config(probe: &mut Probe<'_>, servers: &str) -> Option<ClientConfig> {
             .set("sasl.mechanism", mechanism)
             .set("sasl.username", user)
             .set("sasl.password", password);
+    } else if probe.connection.get("key").is_some() {
+        // A Confluent Cloud profile: an API key and secret, always SASL_SSL with PLAIN.
+        let key = probe.setting("/key", "key")?;
+        let secret = probe.setting("/secret", "secret")?;
+        config
+            .set("security.protocol", "SASL_SSL")
+            .set("sasl.mechanism", "PLAIN")
+            .set("sasl.username", key)
+            .set("sasl.password", secret);
     }
     if let Some(extra) = probe
         .table
@@ -86,18 +98,53 @@ async fn reach(probe: &mut Probe<'_>, servers: &str) -> bool {
     true
 }
 
+/// Keeps the errors librdkafka reported through its callback (each once): a failed TLS
+/// or SASL handshake is told only there, while the call that failed says "broker
+/// transport failure".
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<String>>>);
+
+impl ClientContext for Recorder {
+    fn error(&self, _error: KafkaError, reason: &str) {
+        if let Ok(mut seen) = self.0.lock()
+            && !seen.iter().any(|r| r == reason)
+        {
+            seen.push(reason.to_string());
+        }
+    }
+}
+
+impl ConsumerContext for Recorder {}
+
+/// A failed librdkafka call, with what librdkafka reported meanwhile.
+struct Failure {
+    error: KafkaError,
+    detail: Option<String>,
+}
+
 /// Cluster metadata (of one topic, or all), fetched on the blocking pool.
 async fn metadata(
     config: ClientConfig,
     topic: Option<String>,
     timeout: Duration,
-) -> Result<Metadata, KafkaError> {
-    tokio::task::spawn_blocking(move || {
-        let consumer: BaseConsumer = config.create()?;
+) -> Result<Metadata, Failure> {
+    let recorder = Recorder::default();
+    let context = recorder.clone();
+    let fetched = tokio::task::spawn_blocking(move || {
+        let consumer: BaseConsumer<Recorder> = config.create_with_context(context)?;
         consumer.fetch_metadata(topic.as_deref(), timeout)
     })
     .await
-    .map_err(|_| KafkaError::MetadataFetch(RDKafkaErrorCode::Fail))?
+    .unwrap_or(Err(KafkaError::MetadataFetch(RDKafkaErrorCode::Fail)));
+    fetched.map_err(|error| Failure {
+        error,
+        detail: recorder
+            .0
+            .lock()
+            .ok()
+            .map(|seen| seen.join("; "))
+            .filter(|d| !d.is_empty()),
+    })
 }
 
 /// Connect and authenticate; the settings that worked.
@@ -118,7 +165,7 @@ async fn connect(probe: &mut Probe<'_>) -> Option<ClientConfig> {
                     m.topics().len()
                 ),
             );
-            Some(config)
+            check_registry(probe).await.then_some(config)
         }
         Err(e) => {
             fail_kafka(probe, Stage::Authenticate, &e);
@@ -127,13 +174,104 @@ async fn connect(probe: &mut Probe<'_>) -> Option<ClientConfig> {
     }
 }
 
-fn fail_kafka(probe: &mut Probe<'_>, stage: Stage, e: &KafkaError) {
-    let text = e.to_string();
-    let code = e.rdkafka_error_code();
-    let (code, hint) = match code {
-        Some(RDKafkaErrorCode::SaslAuthenticationFailed | RDKafkaErrorCode::Authentication) => (
+/// The profile's schema registry (kafka's `schemaRegistryEnum`, confluent's
+/// `schemaRegistry`), asked for its subjects with the profile's credentials; `true` when
+/// there is none or it answered.
+async fn check_registry(probe: &mut Probe<'_>) -> bool {
+    let Some(base) = ["/schemaRegistryEnum", "/schemaRegistry"]
+        .into_iter()
+        .find(|p| probe.connection.pointer(&format!("{p}/endpoint")).is_some())
+    else {
+        return true;
+    };
+    let Some(endpoint) = probe.setting(&format!("{base}/endpoint"), "schema_registry.endpoint")
+    else {
+        return false;
+    };
+    let auth = match probe.connection.pointer(&format!("{base}/apiKey")) {
+        Some(_) => {
+            let Some(key) = probe.setting(&format!("{base}/apiKey"), "schema_registry.api_key")
+            else {
+                return false;
+            };
+            let Some(secret) =
+                probe.setting(&format!("{base}/apiSecret"), "schema_registry.api_secret")
+            else {
+                return false;
+            };
+            Some((key, secret))
+        }
+        None => None,
+    };
+    let listed = match RegistryClient::new(&endpoint, auth, probe.timeout) {
+        Ok(client) => client.subjects().await,
+        Err(e) => Err(e),
+    };
+    let error = match listed {
+        Ok(subjects) => {
+            probe.pass(
+                Stage::Authenticate,
+                format!(
+                    "the schema registry at {endpoint} answered: {} subject(s)",
+                    subjects.len()
+                ),
+            );
+            return true;
+        }
+        Err(e) => e,
+    };
+    let (stage, code, hint) = match &error {
+        RegistryError::Unauthorized { .. } => (
+            Stage::Authenticate,
             TestCode::AuthFailed,
-            "Check 'auth.username', 'auth.password' and 'auth.mechanism'.",
+            "Check 'schema_registry.api_key' and 'schema_registry.api_secret'.",
+        ),
+        RegistryError::Timeout { .. } => (
+            Stage::Connect,
+            TestCode::Timeout,
+            "Check that the registry is reachable from here, or give the test a longer TIMEOUT.",
+        ),
+        RegistryError::Connect { reason, .. } if is_dns_error(reason) => (
+            Stage::Resolve,
+            TestCode::DnsUnresolved,
+            "Check the host name in 'schema_registry.endpoint'.",
+        ),
+        RegistryError::Connect { .. } => (
+            Stage::Connect,
+            TestCode::ConnectRefused,
+            "Check 'schema_registry.endpoint' and that the registry is running.",
+        ),
+        _ => (
+            Stage::Locate,
+            TestCode::BadResponse,
+            "Check that 'schema_registry.endpoint' is a Confluent Schema Registry (its /subjects path).",
+        ),
+    };
+    probe.fail(stage, code, error.to_string(), hint);
+    false
+}
+
+fn fail_kafka(probe: &mut Probe<'_>, stage: Stage, failure: &Failure) {
+    let e = &failure.error;
+    let text = match &failure.detail {
+        Some(detail) => format!("{e} ({detail})"),
+        None => e.to_string(),
+    };
+    let detail = failure.detail.as_deref().unwrap_or_default();
+    let code = e.rdkafka_error_code();
+    let credentials = if probe.connection.get("key").is_some() {
+        "Check the API 'key' and 'secret' of the Confluent profile."
+    } else {
+        "Check 'auth.username', 'auth.password' and 'auth.mechanism'."
+    };
+    let (code, hint) = match code {
+        Some(RDKafkaErrorCode::SaslAuthenticationFailed | RDKafkaErrorCode::Authentication) => {
+            (TestCode::AuthFailed, credentials)
+        }
+        _ if detail.contains("SASL authentication") => (TestCode::AuthFailed, credentials),
+        _ if detail.contains("SSL") => (
+            TestCode::TlsFailed,
+            "The TLS handshake failed: check that the brokers speak TLS on these ports and that their certificate is trusted (or the profile's protocol).",
         ),
         Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::RequestTimedOut) => (
             TestCode::Timeout,
@@ -232,7 +370,13 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
     .await;
     let (messages, waiting) = match read {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return fail_kafka(probe, Stage::Read, &e),
+        Ok(Err(error)) => {
+            let failure = Failure {
+                error,
+                detail: None,
+            };
+            return fail_kafka(probe, Stage::Read, &failure);
+        }
         Err(_) => {
             probe.fail(
                 Stage::Read,
