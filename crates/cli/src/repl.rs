@@ -5,7 +5,9 @@ use crate::args::Cli;
 use crate::render::{Renderer, Source};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
-use tributary_sql::{Mode, Session};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use tributary_sql::{Mode, Session, TestEvent};
 
 const HELP: &str = "Enter SQL statements ending with ';'. Statements: CREATE/ALTER/DROP CONNECTION PROFILE, CREATE/DROP TABLE, SHOW TABLES, SHOW CONNECTION PROFILES, SHOW CONNECTORS, DESCRIBE [CONNECTOR|CONNECTION PROFILE] name, SHOW CREATE TABLE name, EXPLAIN SELECT ...\nCommands: \\q quits, \\h shows this help, \\c clears the current input.";
 
@@ -18,7 +20,16 @@ pub async fn run(cli: &Cli) -> u8 {
             return 2;
         }
     };
-    let session = Session::new(store);
+    let mut session = Session::new(store);
+    // Connection tests can take seconds; at a terminal each stage is shown as it ends.
+    if std::io::stderr().is_terminal() {
+        session = session.with_progress(Arc::new(|e: &TestEvent| {
+            eprintln!(
+                "  … {} {}: {} ({} ms)",
+                e.stage, e.outcome, e.message, e.elapsed_ms
+            );
+        }));
+    }
     let mut editor = match DefaultEditor::new() {
         Ok(e) => e,
         Err(e) => {
@@ -83,7 +94,17 @@ pub async fn run(cli: &Cli) -> u8 {
                         text: &text,
                     },
                 );
-                for outcome in session.run_script(&text, Mode::Run).await {
+                // Ctrl-C cancels the statement running (a connection test, say): its
+                // future is dropped, which closes its connections, and a statement
+                // stores nothing until its test has passed.
+                let outcomes = tokio::select! {
+                    outcomes = session.run_script(&text, Mode::Run) => outcomes,
+                    _ = tokio::signal::ctrl_c() => {
+                        eprintln!("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
+                        continue;
+                    }
+                };
+                for outcome in outcomes {
                     match outcome {
                         Ok(r) => {
                             renderer.diagnostics(&r.warnings);

@@ -184,3 +184,55 @@ fn repl_runs_multiline_statements_and_keeps_history() {
     let history = std::fs::read_to_string(dir.path().join("data/tributary/history")).unwrap();
     assert!(history.contains("SHOW TABLES;"), "{history}");
 }
+
+#[test]
+fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    // A listener that never accepts: the connection opens, and nothing ever answers.
+    let mute = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = mute.local_addr().unwrap().port();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tributary"));
+    cmd.arg("--catalog")
+        .arg(&catalog)
+        .arg("repl")
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("HOME", dir.path());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = std::time::Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    writeln!(input, "CREATE CONNECTION PROFILE m WITH (connector = 'redis', address = 'redis://127.0.0.1:{port}', validate = false);").unwrap();
+    writeln!(input, "TEST CONNECTION PROFILE m TIMEOUT '60 seconds';").unwrap();
+    input.flush().unwrap();
+    // Give the test time to start, then interrupt it as Ctrl-C would.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    writeln!(input, "SHOW CONNECTION PROFILES;\n\\q").unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the test ran to its timeout"
+    );
+    assert!(
+        stderr.contains("cancelled: the statement was interrupted"),
+        "{stderr}"
+    );
+    // The profile is there, never tested: the cancelled test recorded nothing.
+    let stdout = text(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("| m "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(!row.contains("passed") && !row.contains("failed"), "{row}");
+    drop(mute);
+}

@@ -98,6 +98,16 @@ pub enum Outcome {
     Skipped,
 }
 
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::Skipped => "skipped",
+        })
+    }
+}
+
 /// One thing a test did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestEvent {
@@ -117,6 +127,9 @@ pub struct TestEvent {
     pub elapsed_ms: u64,
 }
 
+/// Where each event goes as it happens (the REPL prints it, the REST API streams it).
+pub type EventSink = std::sync::Arc<dyn Fn(&TestEvent) + Send + Sync>;
+
 /// What is being tested, and the record of it.
 pub struct Probe<'a> {
     /// The connection settings (a profile's config, or a table's inline settings).
@@ -133,7 +146,7 @@ pub struct Probe<'a> {
     /// container files) rather than lines.
     pub whole_files: bool,
     env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
-    on_event: Option<&'a mut (dyn FnMut(&TestEvent) + Send)>,
+    on_event: Option<EventSink>,
     started: Instant,
     events: Vec<TestEvent>,
     /// Raw messages read, for the caller to decode.
@@ -181,7 +194,7 @@ impl<'a> Probe<'a> {
     }
 
     /// Report each event as it happens (the REPL prints it, the REST API streams it).
-    pub fn on_event(mut self, f: &'a mut (dyn FnMut(&TestEvent) + Send)) -> Self {
+    pub fn on_event(mut self, f: EventSink) -> Self {
         self.on_event = Some(f);
         self
     }
@@ -217,7 +230,7 @@ impl<'a> Probe<'a> {
             hint,
             elapsed_ms: self.started.elapsed().as_millis() as u64,
         };
-        if let Some(f) = &mut self.on_event {
+        if let Some(f) = &self.on_event {
             f(&event);
         }
         self.events.push(event);

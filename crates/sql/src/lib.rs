@@ -32,6 +32,8 @@ pub use provider::{
 pub use session::{
     Mode, Output, Session, StatementError, StatementResult, register, session_config,
 };
+pub use testing::Progress;
+pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};
 pub use windows::{window_functions, window_type};
 
 /// The DataFusion catalog name Tributary registers.

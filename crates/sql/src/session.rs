@@ -165,6 +165,8 @@ pub struct Session {
     /// Whether CREATE statements test connections before storing (TEST statements
     /// always connect).
     connection_tests: bool,
+    /// Where connection tests report their events as they happen.
+    progress: Option<testing::Progress>,
 }
 
 impl std::fmt::Debug for Session {
@@ -196,7 +198,8 @@ impl Session {
             span: Span::default(),
         };
         let profile = crate::ddl::lookup_profile(self.shared.store.as_ref(), &n)?;
-        let (found, tested) = testing::complete(&profile, testing::DEFAULT_TIMEOUT).await;
+        let (found, tested) =
+            testing::complete(&profile, testing::DEFAULT_TIMEOUT, self.progress.as_ref()).await;
         match testing::failure_diagnostic(&format!("connection profile '{name}'"), &tested, n.span)
         {
             Some(d) => Err(vec![d]),
@@ -212,6 +215,13 @@ impl Session {
         self
     }
 
+    /// The same session, reporting each connection test event to `progress` as it
+    /// happens (the stage results still arrive with the statement's result).
+    pub fn with_progress(mut self, progress: testing::Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
     /// A session over `store` using an existing DataFusion context (create it with
     /// [`session_config`]).
     pub fn with_context(ctx: SessionContext, store: Arc<dyn CatalogStore>) -> Self {
@@ -220,6 +230,7 @@ impl Session {
             ctx,
             shared,
             connection_tests: true,
+            progress: None,
         }
     }
 
@@ -355,8 +366,12 @@ impl Session {
                     ),
                     (true, _) | (_, Mode::Check) => {}
                     (false, Mode::Run) => {
-                        let tested =
-                            testing::test_profile(&profile, testing::DEFAULT_TIMEOUT).await;
+                        let tested = testing::test_profile(
+                            &profile,
+                            testing::DEFAULT_TIMEOUT,
+                            self.progress.as_ref(),
+                        )
+                        .await;
                         let what = format!("connection profile '{}'", profile.name);
                         if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
                             return Err(fail(vec![d.with_note(
@@ -484,7 +499,9 @@ impl Session {
             }
             Statement::ShowTopics(name) => {
                 let profile = crate::ddl::lookup_profile(store, name).map_err(fail)?;
-                let (found, tested) = testing::complete(&profile, testing::DEFAULT_TIMEOUT).await;
+                let (found, tested) =
+                    testing::complete(&profile, testing::DEFAULT_TIMEOUT, self.progress.as_ref())
+                        .await;
                 if let Some(d) = testing::failure_diagnostic(
                     &format!("connection profile '{}'", profile.name),
                     &tested,
@@ -570,7 +587,7 @@ impl Session {
             Statement::TestProfile { name, timeout } => {
                 let timeout = testing::parse_timeout(timeout).map_err(|d| fail(vec![d]))?;
                 let mut profile = crate::ddl::lookup_profile(store, name).map_err(fail)?;
-                let tested = testing::test_profile(&profile, timeout).await;
+                let tested = testing::test_profile(&profile, timeout, self.progress.as_ref()).await;
                 if mode == Mode::Run {
                     profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
                     self.apply(vec![Change::PutProfile(profile.clone())], name.span)
@@ -629,7 +646,8 @@ impl Session {
             (None, Some(inline)) => inline.clone(),
             (None, None) => serde_json::Value::Null,
         };
-        let tested = testing::test_table(table, &connection, limit, timeout).await;
+        let tested =
+            testing::test_table(table, &connection, limit, timeout, self.progress.as_ref()).await;
         let what = format!("table '{}'", table.name);
         if let Some(d) = testing::failure_diagnostic(&what, &tested, span) {
             return Err(vec![d]);

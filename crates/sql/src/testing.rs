@@ -73,8 +73,34 @@ impl Tested {
     }
 }
 
+/// Where a session reports each test event as it happens (the REPL prints them; the REST
+/// API will stream them over SSE).
+pub type Progress = tributary_connectors::probe::EventSink;
+
+/// Run `f` on a probe that reports to `progress`, if any.
+async fn probing<T>(
+    probe: Probe<'_>,
+    progress: Option<&Progress>,
+    f: impl AsyncFnOnce(&mut Probe<'_>) -> T,
+) -> (T, Tested) {
+    let mut probe = match progress {
+        Some(p) => probe.on_event(p.clone()),
+        None => probe,
+    };
+    let out = f(&mut probe).await;
+    let tested = Tested {
+        events: probe.events().to_vec(),
+        messages: std::mem::take(&mut probe.messages),
+    };
+    (out, tested)
+}
+
 /// Test a profile's connection.
-pub(crate) async fn test_profile(profile: &ConnectionProfile, timeout: Duration) -> Tested {
+pub(crate) async fn test_profile(
+    profile: &ConnectionProfile,
+    timeout: Duration,
+    progress: Option<&Progress>,
+) -> Tested {
     let Some(entry) = registry().get(&profile.connector) else {
         return Tested {
             events: vec![],
@@ -82,12 +108,13 @@ pub(crate) async fn test_profile(profile: &ConnectionProfile, timeout: Duration)
         };
     };
     let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
-    let mut probe = Probe::new(&profile.config, timeout, env);
-    entry.connector.test_connection(&mut probe).await;
-    Tested {
-        events: probe.events().to_vec(),
-        messages: std::mem::take(&mut probe.messages),
-    }
+    let probe = Probe::new(&profile.config, timeout, env);
+    let connector = &entry.connector;
+    probing(probe, progress, async |p| {
+        connector.test_connection(p).await
+    })
+    .await
+    .1
 }
 
 /// The names a user can pick for a table of `profile`, found by connecting (the library
@@ -95,6 +122,7 @@ pub(crate) async fn test_profile(profile: &ConnectionProfile, timeout: Duration)
 pub async fn complete(
     profile: &ConnectionProfile,
     timeout: Duration,
+    progress: Option<&Progress>,
 ) -> (Option<tributary_connectors::Completions>, Tested) {
     let Some(entry) = registry().get(&profile.connector) else {
         return (
@@ -106,13 +134,9 @@ pub async fn complete(
         );
     };
     let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
-    let mut probe = Probe::new(&profile.config, timeout, env);
-    let found = entry.connector.complete(&mut probe).await;
-    let tested = Tested {
-        events: probe.events().to_vec(),
-        messages: vec![],
-    };
-    (found, tested)
+    let probe = Probe::new(&profile.config, timeout, env);
+    let connector = &entry.connector;
+    probing(probe, progress, async |p| connector.complete(p).await).await
 }
 
 /// Test a table: its connection, its topic/path/..., and (sources) up to `limit` messages.
@@ -121,6 +145,7 @@ pub(crate) async fn test_table(
     connection: &Value,
     limit: u64,
     timeout: Duration,
+    progress: Option<&Progress>,
 ) -> Tested {
     let Some(entry) = registry().get(&table.connector) else {
         return Tested {
@@ -143,11 +168,10 @@ pub(crate) async fn test_table(
                 ..
             }))
     );
-    entry.connector.test_table(&mut probe).await;
-    Tested {
-        events: probe.events().to_vec(),
-        messages: std::mem::take(&mut probe.messages),
-    }
+    let connector = &entry.connector;
+    probing(probe, progress, async |p| connector.test_table(p).await)
+        .await
+        .1
 }
 
 /// The decoded sample rows, and why each message that did not decode failed.
@@ -200,7 +224,7 @@ pub(crate) fn events_batch(events: &[TestEvent]) -> RecordBatch {
             .map(|e| {
                 vec![
                     e.stage.to_string(),
-                    outcome(e.outcome).into(),
+                    e.outcome.to_string(),
                     e.code.map(|c| c.to_string()).unwrap_or_default(),
                     e.message.clone(),
                     e.elapsed_ms.to_string(),
@@ -208,14 +232,6 @@ pub(crate) fn events_batch(events: &[TestEvent]) -> RecordBatch {
             })
             .collect(),
     )
-}
-
-fn outcome(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Passed => "passed",
-        Outcome::Failed => "failed",
-        Outcome::Skipped => "skipped",
-    }
 }
 
 /// Each event as a note, for statements whose result is something else.

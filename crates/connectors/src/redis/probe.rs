@@ -88,7 +88,13 @@ async fn node(
         .within(
             Stage::Connect,
             &format!("connecting to {shown}"),
-            client.get_multiplexed_async_connection(),
+            // The crate's own defaults (1 s to connect, 500 ms per reply) would cut the
+            // test's TIMEOUT short.
+            client.get_multiplexed_async_connection_with_config(
+                &::redis::AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(probe.timeout))
+                    .set_response_timeout(Some(probe.timeout)),
+            ),
         )
         .await?;
     let mut conn = match connected {
