@@ -341,6 +341,40 @@ async fn a_server_that_never_answers_times_out() {
         "{e}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+    // Every connector that talks over TCP gives up at the TIMEOUT, with the same code.
+    for (connector, options) in [
+        ("kafka", format!("bootstrap_servers = '127.0.0.1:{port}'")),
+        ("mqtt", format!("url = 'mqtt://127.0.0.1:{port}'")),
+        ("nats", format!("servers = 'nats://127.0.0.1:{port}'")),
+        ("rabbitmq", format!("host = '127.0.0.1', port = {port}")),
+    ] {
+        s.execute(&format!("CREATE CONNECTION PROFILE mute_{connector} WITH (connector = '{connector}', {options}, validate = false)"))
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let e = error_of(
+            &s,
+            &format!("TEST CONNECTION PROFILE mute_{connector} TIMEOUT '300 milliseconds'"),
+        )
+        .await;
+        assert!(e.contains("[TIMEOUT]"), "{connector}: {e}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{connector}");
+    }
+    for (connector, scheme) in [
+        ("websocket", "ws"),
+        ("sse", "http"),
+        ("polling_http", "http"),
+    ] {
+        s.execute(&format!("CREATE TABLE mute_{connector} (id BIGINT) WITH (connector = '{connector}', endpoint = '{scheme}://127.0.0.1:{port}/', format = 'json')"))
+            .await
+            .unwrap();
+        let e = error_of(
+            &s,
+            &format!("TEST TABLE mute_{connector} TIMEOUT '300 milliseconds'"),
+        )
+        .await;
+        assert!(e.contains("[TIMEOUT]"), "{connector}: {e}");
+    }
     let e = error_of(&s, "TEST CONNECTION PROFILE mute TIMEOUT 'soon'").await;
     assert!(
         e.starts_with("invalid TIMEOUT 'soon': ")
@@ -803,6 +837,24 @@ async fn mqtt_brokers_connect_authenticate_and_deliver() {
         e.contains("failed at stage 'connect' [CONNECT_REFUSED]"),
         "{e}"
     );
+    // Unknown host.
+    let e = error_of(&s, "CREATE CONNECTION PROFILE nowhere WITH (connector = 'mqtt', url = 'mqtt://no-such-host.invalid:1883')").await;
+    assert!(e.contains("[DNS_UNRESOLVED]"), "{e}");
+    // A message the format cannot read is explained, not dropped silently.
+    mqtt_retain(1883, "tributary/test/bad", r#"{"id": "not a number"}"#).await;
+    s.execute("CREATE TABLE bad (id BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', topic = 'tributary/test/bad', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let e = s.execute("TEST TABLE bad LIMIT 1").await.unwrap_err();
+    let d = &e.diagnostics[0];
+    assert!(
+        d.message
+            .contains("failed at stage 'decode' [DECODE_FAILED]")
+            && d.notes
+                .iter()
+                .any(|n| n.contains("field 'id'") && n.contains("not a number")),
+        "{d:?}"
+    );
     // Credentials, on a broker that requires them.
     let guarded = Guarded::mosquitto("svc", "right-pass").await;
     let e = error_of(&s, &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:{}', username = 'svc', password = 'wrong-pass')", guarded.port)).await;
@@ -831,15 +883,12 @@ async fn nats_streams_and_subjects_against_the_local_server() {
     })
     .await
     .unwrap();
-    for id in [1, 2] {
-        js.publish(
-            format!("{subject}.orders"),
-            format!("{{\"id\": {id}}}").into(),
-        )
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    for payload in [r#"{"id": 1}"#, r#"{"id": 2}"#, "not json"] {
+        js.publish(format!("{subject}.orders"), payload.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
     }
     let s = session();
     s.execute(
@@ -858,6 +907,13 @@ async fn nats_streams_and_subjects_against_the_local_server() {
         .unwrap();
     let t = s.execute("TEST TABLE orders").await.unwrap();
     assert_eq!(rows(&t[0]), ["1", "2"]);
+    assert!(
+        t[0].warnings
+            .iter()
+            .any(|w| w.severity == Severity::Warning && w.message.contains("could not be decoded")),
+        "{:?}",
+        t[0].warnings
+    );
     // A misspelled stream.
     s.execute(&format!("CREATE TABLE typo (id BIGINT) WITH (connector = 'nats', connection_profile = 'n', type = 'source', stream = '{stream}X', format = 'json')"))
         .await
@@ -885,6 +941,8 @@ async fn nats_streams_and_subjects_against_the_local_server() {
         e.contains("[CONNECT_REFUSED]") || e.contains("[TIMEOUT]"),
         "{e}"
     );
+    let e = error_of(&s, "CREATE CONNECTION PROFILE nowhere WITH (connector = 'nats', servers = 'nats://no-such-host.invalid:4222')").await;
+    assert!(e.contains("[DNS_UNRESOLVED]"), "{e}");
     let guarded = Guarded::nats("svc", "right-pass").await;
     let e = error_of(&s, &format!("CREATE CONNECTION PROFILE wrong WITH (connector = 'nats', servers = 'nats://127.0.0.1:{}', 'auth.type' = 'credentials', 'auth.username' = 'svc', 'auth.password' = 'wrong-pass')", guarded.port)).await;
     assert!(
@@ -1291,6 +1349,11 @@ async fn confluent_profiles_speak_sasl_ssl_and_tables_read_like_kafka() {
     let e = error_of(&s, &format!("CREATE CONNECTION PROFILE off WITH (connector = 'confluent', bootstrap_servers = '127.0.0.1:{port}', key = 'k', secret = 's')")).await;
     assert!(
         e.contains("failed at stage 'connect' [CONNECT_REFUSED]"),
+        "{e}"
+    );
+    let e = error_of(&s, "CREATE CONNECTION PROFILE nowhere WITH (connector = 'confluent', bootstrap_servers = 'no-such-host.invalid:9092', key = 'k', secret = 's')").await;
+    assert!(
+        e.contains("failed at stage 'resolve' [DNS_UNRESOLVED]"),
         "{e}"
     );
 }

@@ -120,6 +120,9 @@ impl ConsumerContext for Recorder {}
 struct Failure {
     error: KafkaError,
     detail: Option<String>,
+    /// Whether the call used up its whole timeout (librdkafka then reports a mute broker
+    /// as a transport failure).
+    timed_out: bool,
 }
 
 /// Cluster metadata (of one topic, or all), fetched on the blocking pool.
@@ -130,6 +133,7 @@ async fn metadata(
 ) -> Result<Metadata, Failure> {
     let recorder = Recorder::default();
     let context = recorder.clone();
+    let started = Instant::now();
     let fetched = tokio::task::spawn_blocking(move || {
         let consumer: BaseConsumer<Recorder> = config.create_with_context(context)?;
         consumer.fetch_metadata(topic.as_deref(), timeout)
@@ -138,6 +142,7 @@ async fn metadata(
     .unwrap_or(Err(KafkaError::MetadataFetch(RDKafkaErrorCode::Fail)));
     fetched.map_err(|error| Failure {
         error,
+        timed_out: started.elapsed() >= timeout,
         detail: recorder
             .0
             .lock()
@@ -269,6 +274,14 @@ fn fail_kafka(probe: &mut Probe<'_>, stage: Stage, failure: &Failure) {
             (TestCode::AuthFailed, credentials)
         }
         _ if detail.contains("SASL authentication") => (TestCode::AuthFailed, credentials),
+        Some(
+            RDKafkaErrorCode::BrokerTransportFailure
+            | RDKafkaErrorCode::AllBrokersDown
+            | RDKafkaErrorCode::OperationTimedOut,
+        ) if failure.timed_out && !detail.contains("SSL") => (
+            TestCode::Timeout,
+            "The brokers accepted the connection but did not answer in time: check that the port is Kafka's, or give the test a longer TIMEOUT.",
+        ),
         _ if detail.contains("SSL") => (
             TestCode::TlsFailed,
             "The TLS handshake failed: check that the brokers speak TLS on these ports and that their certificate is trusted (or the profile's protocol).",
@@ -374,6 +387,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
             let failure = Failure {
                 error,
                 detail: None,
+                timed_out: false,
             };
             return fail_kafka(probe, Stage::Read, &failure);
         }

@@ -7,6 +7,7 @@ use crate::probe::{Probe, Stage, TestCode, connect_code, is_dns_error};
 use ::redis::aio::MultiplexedConnection;
 use ::redis::{ErrorKind, IntoConnectionInfo, RedisError};
 use serde_json::Value;
+use std::time::Duration;
 use tributary_types::ConnectionType;
 
 /// Connect, authenticate and PING every configured node; the first node's connection.
@@ -89,11 +90,11 @@ async fn node(
             Stage::Connect,
             &format!("connecting to {shown}"),
             // The crate's own defaults (1 s to connect, 500 ms per reply) would cut the
-            // test's TIMEOUT short.
+            // test's TIMEOUT short; a little longer, they leave the timing to `within`.
             client.get_multiplexed_async_connection_with_config(
                 &::redis::AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(probe.timeout))
-                    .set_response_timeout(Some(probe.timeout)),
+                    .set_connection_timeout(Some(probe.timeout + Duration::from_secs(1)))
+                    .set_response_timeout(Some(probe.timeout + Duration::from_secs(1))),
             ),
         )
         .await?;
