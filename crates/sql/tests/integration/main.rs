@@ -1,0 +1,7 @@
+//! The integration tests of `tributary-sql`, in one binary: each test binary links all of
+//! DataFusion (about 280 MB unoptimised), so one binary instead of three saves CI a few
+//! link steps and most of a gigabyte of disk.
+
+mod connection_tests;
+mod registry;
+mod session;
