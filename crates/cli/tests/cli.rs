@@ -161,20 +161,26 @@ fn a_second_process_gets_catalog_in_use() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+/// `tributary repl` on `catalog`, with its history under `home`, all three streams piped.
+fn repl(home: &Path, catalog: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .arg("--catalog")
+        .arg(catalog)
+        .arg("repl")
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn repl_runs_multiline_statements_and_keeps_history() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("cat");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tributary"));
-    cmd.arg("--catalog")
-        .arg(&catalog)
-        .arg("repl")
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("HOME", dir.path());
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
+    let mut child = repl(dir.path(), &catalog);
     child.stdin.take().unwrap().write_all(b"CREATE TABLE s (id BIGINT)\n  WITH (connector = 'stdout', format = 'json');\nSHOW TABLES;\n\\q\n").unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -192,17 +198,8 @@ fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
     // A listener that never accepts: the connection opens, and nothing ever answers.
     let mute = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = mute.local_addr().unwrap().port();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tributary"));
-    cmd.arg("--catalog")
-        .arg(&catalog)
-        .arg("repl")
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("HOME", dir.path());
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let started = std::time::Instant::now();
-    let mut child = cmd.spawn().unwrap();
+    let mut child = repl(dir.path(), &catalog);
     let mut input = child.stdin.take().unwrap();
     writeln!(input, "CREATE CONNECTION PROFILE m WITH (connector = 'redis', address = 'redis://127.0.0.1:{port}', validate = false);").unwrap();
     writeln!(input, "TEST CONNECTION PROFILE m TIMEOUT '60 seconds';").unwrap();

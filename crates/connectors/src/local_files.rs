@@ -58,11 +58,7 @@ pub(crate) async fn read_messages(probe: &mut Probe<'_>, files: &[PathBuf]) {
             "Write data to the path first, or check that the path points at the right files.",
         );
     } else {
-        let n = probe.messages.len();
-        probe.pass(
-            Stage::Read,
-            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
-        );
+        probe.pass(Stage::Read, probe.messages_read());
     }
 }
 

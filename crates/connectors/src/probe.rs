@@ -209,6 +209,12 @@ impl<'a> Probe<'a> {
         self.limit > 0
     }
 
+    /// "read 3 messages": what the read stage got so far.
+    pub fn messages_read(&self) -> String {
+        let n = self.messages.len();
+        format!("read {n} message{}", if n == 1 { "" } else { "s" })
+    }
+
     /// Whether a stage failed.
     pub fn failed(&self) -> bool {
         self.events.iter().any(|e| e.outcome == Outcome::Failed)

@@ -404,10 +404,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
     probe.messages = messages;
     let n = probe.messages.len();
     if n > 0 {
-        probe.pass(
-            Stage::Read,
-            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
-        );
+        probe.pass(Stage::Read, probe.messages_read());
         return;
     }
     let offset = probe

@@ -229,10 +229,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
     let _ = client.try_disconnect();
     let n = probe.messages.len();
     if n > 0 {
-        probe.pass(
-            Stage::Read,
-            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
-        );
+        probe.pass(Stage::Read, probe.messages_read());
     } else if subscribed {
         probe.fail(
             Stage::Read,

@@ -193,14 +193,11 @@ async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
         }
         seq += 1;
     }
-    let n = probe.messages.len();
-    probe.pass(
-        Stage::Read,
-        format!(
-            "read {n} message{} from the start of the stream (no consumer created)",
-            if n == 1 { "" } else { "s" }
-        ),
+    let read = format!(
+        "{} from the start of the stream (no consumer created)",
+        probe.messages_read()
     );
+    probe.pass(Stage::Read, read);
 }
 
 async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
@@ -229,10 +226,7 @@ async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
     }
     let n = probe.messages.len();
     if n > 0 {
-        probe.pass(
-            Stage::Read,
-            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
-        );
+        probe.pass(Stage::Read, probe.messages_read());
     } else {
         probe.fail(
             Stage::Read,

@@ -444,8 +444,8 @@ async fn read(probe: &mut Probe<'_>, mut client: StreamClient, stream: &str) {
         _ if n > 0 => probe.pass(
             Stage::Read,
             format!(
-                "read {n} message{} from offset '{offset_name}' (no offset stored)",
-                if n == 1 { "" } else { "s" }
+                "{} from offset '{offset_name}' (no offset stored)",
+                probe.messages_read()
             ),
         ),
         _ => probe.fail(

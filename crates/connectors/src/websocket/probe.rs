@@ -206,10 +206,7 @@ where
     }
     let n = probe.messages.len();
     if n > 0 {
-        probe.pass(
-            Stage::Read,
-            format!("read {n} message{}", if n == 1 { "" } else { "s" }),
-        );
+        probe.pass(Stage::Read, probe.messages_read());
         return;
     }
     let (message, hint) = match closed {

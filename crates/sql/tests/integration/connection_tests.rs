@@ -50,6 +50,17 @@ fn rows(r: &StatementResult) -> Vec<String> {
         .collect()
 }
 
+/// A sampled table's result carries a warning for a message that did not decode.
+fn assert_a_message_was_undecodable(r: &StatementResult) {
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.severity == Severity::Warning && w.message.contains("could not be decoded")),
+        "{:?}",
+        r.warnings
+    );
+}
+
 /// SET a key on the local Redis, speaking RESP directly.
 async fn redis_set(key: &str, value: &str) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -714,13 +725,7 @@ async fn kafka_profiles_and_tables_against_the_mock_cluster() {
     let mut got = rows(&t[0]);
     got.sort();
     assert_eq!(got, ["1 a", "3 c"]);
-    assert!(
-        t[0].warnings
-            .iter()
-            .any(|w| w.severity == Severity::Warning && w.message.contains("could not be decoded")),
-        "{:?}",
-        t[0].warnings
-    );
+    assert_a_message_was_undecodable(&t[0]);
     // From the latest offset nothing arrives, and the message says why.
     s.execute("CREATE TABLE orders_latest (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', format = 'json')")
         .await
@@ -907,13 +912,7 @@ async fn nats_streams_and_subjects_against_the_local_server() {
         .unwrap();
     let t = s.execute("TEST TABLE orders").await.unwrap();
     assert_eq!(rows(&t[0]), ["1", "2"]);
-    assert!(
-        t[0].warnings
-            .iter()
-            .any(|w| w.severity == Severity::Warning && w.message.contains("could not be decoded")),
-        "{:?}",
-        t[0].warnings
-    );
+    assert_a_message_was_undecodable(&t[0]);
     // A misspelled stream.
     s.execute(&format!("CREATE TABLE typo (id BIGINT) WITH (connector = 'nats', connection_profile = 'n', type = 'source', stream = '{stream}X', format = 'json')"))
         .await
@@ -1043,13 +1042,7 @@ async fn rabbitmq_streams_connect_authenticate_and_deliver() {
         .await
         .unwrap();
     assert_eq!(rows(&t[0]), ["1 a", "3 c"]);
-    assert!(
-        t[0].warnings
-            .iter()
-            .any(|w| w.severity == Severity::Warning && w.message.contains("could not be decoded")),
-        "{:?}",
-        t[0].warnings
-    );
+    assert_a_message_was_undecodable(&t[0]);
     // From 'next' nothing arrives, and the message says why.
     s.execute(&format!("CREATE TABLE fresh (id BIGINT) WITH (connector = 'rabbitmq', connection_profile = 'r', stream = '{stream}', type = 'source', 'source.offset' = 'next', format = 'json')"))
         .await
@@ -1202,13 +1195,7 @@ async fn websocket_tables_handshake_subscribe_and_read() {
         .unwrap();
     let t = s.execute("TEST TABLE feed LIMIT 3").await.unwrap();
     assert_eq!(rows(&t[0]), ["1", "3"]);
-    assert!(
-        t[0].warnings
-            .iter()
-            .any(|w| w.severity == Severity::Warning && w.message.contains("could not be decoded")),
-        "{:?}",
-        t[0].warnings
-    );
+    assert_a_message_was_undecodable(&t[0]);
     // Without a subscription nothing comes, and the message says why.
     s.execute(&format!("CREATE TABLE silent (id BIGINT) WITH (connector = 'websocket', endpoint = '{base}/feed', headers = 'Authorization: Bearer sesame', format = 'json')"))
         .await
