@@ -2,12 +2,17 @@
 //! credentials and read its CONNACK (refusals told apart: bad credentials, not authorized,
 //! unavailable); for a source table, subscribe to its topic and read up to `limit`
 //! messages. MQTT has no way to list or check a topic, so an idle topic is reported as
-//! such. TLS brokers (`mqtts://`, `ssl://`) are not live-tested yet.
+//! such. TLS brokers (`mqtts://`, `ssl://`) are verified against the profile's CA (or
+//! this machine's roots), with the client certificate when one is given.
 
 use crate::probe::{Probe, Stage, TestCode, connect_code, human, is_dns_error};
 use rumqttc::{
     AsyncClient, ConnectReturnCode, ConnectionError, Event, EventLoop, MqttOptions, Packet, QoS,
+    TlsConfiguration, Transport,
 };
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::sync::Arc;
 use std::time::Duration;
 use tributary_types::ConnectionType;
 
@@ -26,21 +31,17 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
             return None;
         }
     };
-    if matches!(parsed.scheme(), "mqtts" | "ssl" | "tls") {
-        probe.skip(
-            Stage::Connect,
-            TestCode::NotTestable,
-            format!("TLS brokers ({url}) are not live-tested yet; the configuration was checked"),
-        );
-        return None;
-    }
+    let tls = matches!(parsed.scheme(), "mqtts" | "ssl" | "tls");
     let host = parsed.host_str().unwrap_or("localhost").to_string();
-    let port = parsed.port().unwrap_or(1883);
+    let port = parsed.port().unwrap_or(if tls { 8883 } else { 1883 });
     let mut options = MqttOptions::new(
         format!("tributary-test-{}", std::process::id()),
         host.clone(),
         port,
     );
+    if tls {
+        options.set_transport(Transport::tls_with_config(tls_config(probe)?));
+    }
     options.set_keep_alive(Duration::from_secs(5));
     let user = match probe.connection.pointer("/username") {
         Some(_) => Some(probe.setting("/username", "username")?),
@@ -88,6 +89,105 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
             None
         }
     }
+}
+
+/// A PEM setting of `tls`: inline PEM, or the path of a PEM file. `Some(None)` when the
+/// setting is absent; `None` (with the failure recorded) when it cannot be read.
+fn pem(probe: &mut Probe<'_>, key: &str) -> Option<Option<Vec<u8>>> {
+    let pointer = format!("/tls/{key}");
+    if probe.connection.pointer(&pointer).is_none() {
+        return Some(None);
+    }
+    let option = format!("tls.{key}");
+    let value = probe.setting(&pointer, &option)?;
+    if value.trim_start().starts_with("-----BEGIN") {
+        return Some(Some(value.into_bytes()));
+    }
+    match std::fs::read(&value) {
+        Ok(bytes) => Some(Some(bytes)),
+        Err(e) => {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::NotFound,
+                format!("option '{option}': cannot read '{value}': {e}"),
+                "Give the path of a PEM file, or the PEM text itself.",
+            );
+            None
+        }
+    }
+}
+
+/// The TLS settings: the profile's CA (else this machine's roots) and client certificate.
+fn tls_config(probe: &mut Probe<'_>) -> Option<TlsConfiguration> {
+    let ca = pem(probe, "ca")?;
+    let client = match (pem(probe, "cert")?, pem(probe, "key")?) {
+        (Some(cert), Some(key)) => Some((cert, key)),
+        (None, None) => None,
+        _ => {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::TlsFailed,
+                "a client certificate needs both 'tls.cert' and 'tls.key'",
+                "Give both, or neither.",
+            );
+            return None;
+        }
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    let found = match &ca {
+        Some(pem) => CertificateDer::pem_slice_iter(pem)
+            .filter_map(Result::ok)
+            .filter(|c| roots.add(c.clone()).is_ok())
+            .count(),
+        None => rustls_native_certs::load_native_certs()
+            .certs
+            .into_iter()
+            .filter(|c| roots.add(c.clone()).is_ok())
+            .count(),
+    };
+    if found == 0 {
+        let (message, hint) = match ca {
+            Some(_) => (
+                "option 'tls.ca' holds no PEM certificate",
+                "Give the CA certificate that signed the broker's, in PEM.",
+            ),
+            None => (
+                "this machine has no trusted root certificates",
+                "Set 'tls.ca' to the CA certificate that signed the broker's.",
+            ),
+        };
+        probe.fail(Stage::Resolve, TestCode::TlsFailed, message, hint);
+        return None;
+    }
+    let builder = rustls::ClientConfig::builder().with_root_certificates(roots);
+    let config = match client {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert)
+                .filter_map(Result::ok)
+                .collect();
+            let built = PrivateKeyDer::from_pem_slice(&key)
+                .map_err(|e| format!("'tls.key' holds no PEM private key: {e}"))
+                .and_then(|key| {
+                    builder
+                        .with_client_auth_cert(chain, key)
+                        .map_err(|e| format!("the client certificate cannot be used: {e}"))
+                });
+            match built {
+                Ok(c) => c,
+                Err(message) => {
+                    probe.fail(
+                        Stage::Resolve,
+                        TestCode::TlsFailed,
+                        message,
+                        "Check 'tls.cert' and 'tls.key': a PEM certificate and its private key.",
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+    Some(TlsConfiguration::Rustls(Arc::new(config)))
 }
 
 fn describe(event: &Event) -> &'static str {
@@ -145,6 +245,30 @@ fn fail_connection(probe: &mut Probe<'_>, address: &str, e: &ConnectionError) {
                 code,
                 format!("cannot connect to {address}: {io}"),
                 "Check the host and port in 'url', and that the broker is running.",
+            );
+        }
+        ConnectionError::Tls(tls) => {
+            // A refused or unresolvable address arrives here too, from inside the TLS
+            // connector.
+            let text = tls.to_string();
+            let (code, hint) = if is_dns_error(&text) {
+                (TestCode::DnsUnresolved, "Check the host in 'url'.")
+            } else if text.contains("refused") {
+                (
+                    TestCode::ConnectRefused,
+                    "Check the host and port in 'url', and that the broker is running.",
+                )
+            } else {
+                (
+                    TestCode::TlsFailed,
+                    "Check that the port speaks TLS and that 'tls.ca' signed the broker's certificate (issued for the host in 'url').",
+                )
+            };
+            probe.fail(
+                Stage::Connect,
+                code,
+                format!("TLS with {address} failed: {text}"),
+                hint,
             );
         }
         ConnectionError::NetworkTimeout => probe.fail(

@@ -231,6 +231,103 @@ impl Guarded {
         .await
     }
 
+    /// A Mosquitto speaking MQTT over TLS with a certificate for `localhost` and 127.0.0.1,
+    /// signed by a CA made for it (`ca.crt` in its directory; see [`Self::dir`]).
+    async fn mosquitto_tls() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let openssl = |args: &[&str]| {
+            let out = std::process::Command::new("openssl")
+                .args(args)
+                .current_dir(d)
+                .output()
+                .expect("openssl must be installed");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=Tributary Test CA",
+        ]);
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ]);
+        std::fs::write(
+            d.join("san.ext"),
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+        )
+        .unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ]);
+        // Mosquitto reads its key after dropping to its own user; the key is a throwaway.
+        use std::os::unix::fs::PermissionsExt;
+        for (path, mode) in [(d.to_path_buf(), 0o755), (d.join("server.key"), 0o644)] {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let conf = d.join("mosquitto.conf");
+        let conf_arg = conf.display().to_string();
+        let base = d.to_path_buf();
+        Self::start(
+            "mosquitto",
+            move |port| {
+                std::fs::write(
+                    &conf,
+                    format!(
+                        "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\ncafile {0}/ca.crt\ncertfile {0}/server.crt\nkeyfile {0}/server.key\n",
+                        base.display()
+                    ),
+                )
+                .unwrap();
+                vec!["-c".into(), conf_arg]
+            },
+            Some(dir),
+        )
+        .await
+    }
+
+    /// The directory of the server's files.
+    fn dir(&self) -> &std::path::Path {
+        self._dir.as_ref().unwrap().path()
+    }
+
     /// A Mosquitto that requires `user` and `password`.
     async fn mosquitto(user: &str, password: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -870,6 +967,47 @@ async fn mqtt_brokers_connect_authenticate_and_deliver() {
     s.execute(&format!("CREATE CONNECTION PROFILE right WITH (connector = 'mqtt', url = 'mqtt://127.0.0.1:{}', username = 'svc', password = 'right-pass')", guarded.port))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn mqtt_over_tls_is_verified_against_the_profiles_ca() {
+    let broker = Guarded::mosquitto_tls().await;
+    let ca = broker.dir().join("ca.crt");
+    let (ca, port) = (ca.display(), broker.port);
+    let s = session();
+    let created = s
+        .execute(&format!("CREATE CONNECTION PROFILE tls WITH (connector = 'mqtt', url = 'mqtts://localhost:{port}', 'tls.ca' = '{ca}')"))
+        .await
+        .unwrap();
+    assert!(
+        created[0].warnings.iter().any(|w| w
+            .message
+            .starts_with(&format!("connect: connected to localhost:{port}"))),
+        "{:?}",
+        created[0].warnings
+    );
+    // The CA inline works too.
+    let pem = std::fs::read_to_string(broker.dir().join("ca.crt")).unwrap();
+    s.execute(&format!("CREATE CONNECTION PROFILE inline WITH (connector = 'mqtt', url = 'mqtts://127.0.0.1:{port}', 'tls.ca' = '{pem}')"))
+        .await
+        .unwrap();
+    // Without the CA the broker's certificate is not trusted.
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE untrusted WITH (connector = 'mqtt', url = 'mqtts://localhost:{port}')")).await;
+    assert!(
+        e.contains("failed at stage 'connect' [TLS_FAILED]") && e.contains("UnknownIssuer"),
+        "{e}"
+    );
+    // TLS to a plain MQTT port.
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE plain WITH (connector = 'mqtt', url = 'mqtts://127.0.0.1:1883', 'tls.ca' = '{ca}')")).await;
+    assert!(e.contains("[TLS_FAILED]"), "{e}");
+    // A CA file that is not there.
+    let e = error_of(&s, &format!("CREATE CONNECTION PROFILE missing WITH (connector = 'mqtt', url = 'mqtts://localhost:{port}', 'tls.ca' = '/no/such/ca.pem')")).await;
+    assert!(
+        e.contains(
+            "failed at stage 'resolve' [NOT_FOUND]: option 'tls.ca': cannot read '/no/such/ca.pem'"
+        ),
+        "{e}"
+    );
 }
 
 #[tokio::test]
