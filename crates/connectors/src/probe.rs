@@ -301,9 +301,10 @@ impl<'a> Probe<'a> {
 
     /// Resolve `server` (`host:port`) and open a TCP connection to it, so that a name that
     /// does not resolve and a port that refuses are told apart before a client library
-    /// blurs them. `what` names the server in messages ("bootstrap server"), `option` is
-    /// the setting to fix, and `running` what should be running there.
-    pub async fn reach(&mut self, what: &str, server: &str, option: &str, running: &str) -> bool {
+    /// blurs them. `what` names the server in messages ("bootstrap server"), `settings`
+    /// the quoted options to fix ("'host' and 'port'"), and `running` what should be
+    /// running there.
+    pub async fn reach(&mut self, what: &str, server: &str, settings: &str, running: &str) -> bool {
         let looked_up = self
             .within(
                 Stage::Resolve,
@@ -319,7 +320,7 @@ impl<'a> Probe<'a> {
                     Stage::Resolve,
                     TestCode::DnsUnresolved,
                     format!("{what} '{server}' has no address"),
-                    format!("Check the host name in '{option}'."),
+                    format!("Check {settings}: the host name has no address here."),
                 );
                 return false;
             }
@@ -328,7 +329,7 @@ impl<'a> Probe<'a> {
                     Stage::Resolve,
                     TestCode::DnsUnresolved,
                     format!("{what} '{server}' does not resolve: {e}"),
-                    format!("Check the host name in '{option}'."),
+                    format!("Check {settings}: the host name does not resolve from here."),
                 );
                 return false;
             }
@@ -348,7 +349,7 @@ impl<'a> Probe<'a> {
                     Stage::Connect,
                     connect_code(&e),
                     format!("cannot connect to {what} '{server}' ({addr}): {e}"),
-                    format!("Check the host and port in '{option}', and that {running}."),
+                    format!("Check {settings}, and that {running}."),
                 );
                 false
             }

@@ -83,7 +83,7 @@ async fn reach(probe: &mut Probe<'_>, servers: &str) -> bool {
             .reach(
                 "bootstrap server",
                 server,
-                "bootstrap_servers",
+                "'bootstrap_servers'",
                 "the broker is running",
             )
             .await

@@ -162,7 +162,7 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(Target, StreamClient)> {
         .reach(
             "node",
             &address,
-            "host' and 'port",
+            "'host' and 'port'",
             "the rabbitmq_stream plugin is enabled",
         )
         .await

@@ -86,7 +86,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
     }
     probe.pass(Stage::Resolve, format!("WebSocket {url}"));
     if !probe
-        .reach("server", &server, "endpoint", "the server is running")
+        .reach("server", &server, "'endpoint'", "the server is running")
         .await
     {
         return;
