@@ -14,6 +14,48 @@ pub(crate) fn local_path(setting: &str) -> Option<PathBuf> {
     }
 }
 
+/// The most directories [`subdirectories`] lists.
+pub const MAX_DIRECTORIES: usize = 1000;
+
+/// Why a path's subdirectories cannot be listed.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    /// An object-store URL: listing needs the store.
+    #[error("'{0}' is an object-store URL; only local paths can be listed from here")]
+    Remote(String),
+    /// The path cannot be read.
+    #[error("cannot list '{path}': {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// What the filesystem said.
+        source: std::io::Error,
+    },
+}
+
+/// The subdirectories of a local path or `file://` URL (hidden ones left out), each
+/// written as a `path` option would take it, sorted, at most [`MAX_DIRECTORIES`]: the
+/// completion of filesystem tables, which have no profile to connect through.
+pub fn subdirectories(path: &str) -> Result<Vec<String>, ListError> {
+    let root = local_path(path).ok_or_else(|| ListError::Remote(path.to_string()))?;
+    let io = |source| ListError::Io {
+        path: path.to_string(),
+        source,
+    };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&root).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !entry.file_type().map_err(io)?.is_dir() {
+            continue;
+        }
+        out.push(format!("{}/{name}", path.trim_end_matches('/')));
+    }
+    out.sort();
+    out.truncate(MAX_DIRECTORIES);
+    Ok(out)
+}
+
 /// Read up to `probe.limit` messages from `files` (in order).
 pub(crate) async fn read_messages(probe: &mut Probe<'_>, files: &[PathBuf]) {
     if !probe.wants_messages() {
@@ -113,5 +155,35 @@ pub(crate) fn io_code(e: &std::io::Error) -> TestCode {
         std::io::ErrorKind::NotFound => TestCode::NotFound,
         std::io::ErrorKind::PermissionDenied => TestCode::PermissionDenied,
         _ => TestCode::BadResponse,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subdirectories_are_listed_as_paths_without_files_or_hidden_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["orders", "clicks", ".cache"] {
+            std::fs::create_dir(dir.path().join(d)).unwrap();
+        }
+        std::fs::write(dir.path().join("readme.txt"), "x").unwrap();
+        let root = dir.path().display().to_string();
+        assert_eq!(
+            subdirectories(&format!("{root}/")).unwrap(),
+            [format!("{root}/clicks"), format!("{root}/orders")]
+        );
+        assert_eq!(subdirectories(&format!("file://{root}")).unwrap().len(), 2);
+        let missing = subdirectories(&format!("{root}/nope")).unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .starts_with(&format!("cannot list '{root}/nope': "))
+        );
+        assert!(matches!(
+            subdirectories("s3://bucket/x"),
+            Err(ListError::Remote(_))
+        ));
     }
 }

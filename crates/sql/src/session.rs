@@ -525,6 +525,31 @@ impl Session {
                     .with_note("Kafka and Confluent profiles list topics; Redis profiles list key prefixes")])),
                 }
             }
+            Statement::ShowDirectories { path, span } => {
+                match tributary_connectors::subdirectories(path) {
+                    Ok(dirs) => Ok(rows(describe::text_batch(
+                        &["name", "kind"],
+                        dirs.into_iter()
+                            .map(|d| vec![d, "directory".to_string()])
+                            .collect(),
+                    ))),
+                    Err(e) => {
+                        let help = match e {
+                            tributary_connectors::ListError::Remote(_) => {
+                                "Listing an object store needs the real endpoint; write the table's path directly."
+                            }
+                            tributary_connectors::ListError::Io { .. } => {
+                                "Give an existing local directory, such as '/data' or 'file:///data'."
+                            }
+                        };
+                        Err(fail(vec![
+                            Diagnostic::error(e.to_string())
+                                .with_span(*span)
+                                .with_help(help),
+                        ]))
+                    }
+                }
+            }
             Statement::ShowProfiles => {
                 let profiles = store
                     .profiles()

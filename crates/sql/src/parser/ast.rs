@@ -150,6 +150,14 @@ pub enum Statement {
     /// `SHOW TOPICS IN [CONNECTION] PROFILE name`: the names a table of the profile can
     /// use (Kafka topics, Redis key prefixes), found by connecting.
     ShowTopics(Name),
+    /// `SHOW DIRECTORIES IN 'path'`: the subdirectories of a local path, for filesystem
+    /// tables (which have no profile).
+    ShowDirectories {
+        /// The path as written.
+        path: String,
+        /// Where the path is.
+        span: Span,
+    },
     /// `SHOW CONNECTORS`.
     ShowConnectors,
     /// `SHOW CREATE TABLE name`.

@@ -148,6 +148,7 @@ fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> 
             | ["SHOW", "CONNECTION", ..]
             | ["SHOW", "CONNECTORS", ..]
             | ["SHOW", "TOPICS", ..]
+            | ["SHOW", "DIRECTORIES", ..]
             | ["SHOW", "CREATE", ..]
             | ["DESCRIBE", ..]
             | ["DESC", ..]
@@ -368,6 +369,11 @@ impl StmtParser {
                 let _ = self.eat_word("connection");
                 self.expect_word("profile")?;
                 Statement::ShowTopics(self.name()?)
+            } else if self.eat_word("directories") {
+                self.p.expect_keyword(Keyword::IN)?;
+                let span = span(self.p.peek_token_ref().span);
+                let path = self.p.parse_literal_string()?;
+                Statement::ShowDirectories { path, span }
             } else if self.eat_word("connection") {
                 self.expect_word("profiles")?;
                 Statement::ShowProfiles
