@@ -522,7 +522,7 @@ impl Session {
                         profile.connector
                     ))
                     .with_span(name.span)
-                    .with_note("Kafka and Confluent profiles list topics; Redis profiles list key prefixes")])),
+                    .with_note("Kafka and Confluent profiles list topics, NATS and RabbitMQ profiles streams, Redis profiles key prefixes; for filesystem paths, SHOW DIRECTORIES IN 'path' lists directories")])),
                 }
             }
             Statement::ShowDirectories { path, span } => {

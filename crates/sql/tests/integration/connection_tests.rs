@@ -916,6 +916,12 @@ async fn mqtt_brokers_connect_authenticate_and_deliver() {
     )
     .await
     .unwrap_or_else(|e| panic!("is mosquitto running on 127.0.0.1:1883? {e}"));
+    // MQTT has no way to list topics, and says so.
+    let e = error_of(&s, "SHOW TOPICS IN PROFILE m").await;
+    assert!(
+        e.starts_with("connector 'mqtt' has no names to list"),
+        "{e}"
+    );
     mqtt_retain(1883, "tributary/test/orders", r#"{"id": 42}"#).await;
     s.execute("CREATE TABLE orders (id BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', topic = 'tributary/test/orders', type = 'source', format = 'json')")
         .await
