@@ -1456,15 +1456,28 @@ async fn confluent_profiles_speak_sasl_ssl_and_tables_read_like_kafka() {
     s.execute(&format!("CREATE CONNECTION PROFILE cc WITH (connector = 'confluent', bootstrap_servers = '{servers}', key = 'API-KEY', secret = 'api-secret-value', validate = false)"))
         .await
         .unwrap();
-    // The mock cluster speaks plaintext only: a Confluent profile insists on TLS, so the
-    // handshake fails, says so, and prints neither key nor secret.
-    let e = error_of(&s, "TEST CONNECTION PROFILE cc TIMEOUT '3 seconds'").await;
+    // A Confluent profile insists on TLS. A server that answers in plaintext (as any
+    // non-TLS port would; the mock cluster itself sometimes waits out the timeout
+    // instead) fails the handshake, which is named, and neither key nor secret is printed.
+    let plain = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let plain_port = plain.local_addr().unwrap().port();
+    let answering = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        while let Ok((mut socket, _)) = plain.accept().await {
+            let _ = socket.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+        }
+    });
+    s.execute(&format!("CREATE CONNECTION PROFILE cc_plain WITH (connector = 'confluent', bootstrap_servers = '127.0.0.1:{plain_port}', key = 'API-KEY', secret = 'api-secret-value', validate = false)"))
+        .await
+        .unwrap();
+    let e = error_of(&s, "TEST CONNECTION PROFILE cc_plain TIMEOUT '3 seconds'").await;
     assert!(
         e.contains("failed at stage 'authenticate' [TLS_FAILED]")
             && e.contains("SSL handshake failed")
             && !e.contains("api-secret-value"),
         "{e}"
     );
+    answering.abort();
     // A table may override the client's settings (as any librdkafka
     // property), which reaches the plaintext cluster, reads and decodes.
     s.execute("CREATE TABLE orders (id BIGINT) WITH (connector = 'confluent', connection_profile = 'cc', topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json', client_configs = 'security.protocol=plaintext')")
