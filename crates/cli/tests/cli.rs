@@ -204,8 +204,29 @@ fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
     writeln!(input, "CREATE CONNECTION PROFILE m WITH (connector = 'redis', address = 'redis://127.0.0.1:{port}', validate = false);").unwrap();
     writeln!(input, "TEST CONNECTION PROFILE m TIMEOUT '60 seconds';").unwrap();
     input.flush().unwrap();
-    // Give the test time to start, then interrupt it as Ctrl-C would.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    // Once the CREATE has answered, the TEST is the next line: give it a moment to start,
+    // then interrupt it as Ctrl-C would.
+    let stdout = child.stdout.take().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    while !seen
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the REPL did not answer the CREATE")
+        .contains("CREATE")
+    {}
+    std::thread::sleep(std::time::Duration::from_millis(500));
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -214,10 +235,11 @@ fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
     writeln!(input, "SHOW CONNECTION PROFILES;\n\\q").unwrap();
     drop(input);
     let out = child.wait_with_output().unwrap();
+    let stdout = reader.join().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(30),
+        started.elapsed() < std::time::Duration::from_secs(40),
         "the test ran to its timeout"
     );
     assert!(
@@ -225,7 +247,6 @@ fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
         "{stderr}"
     );
     // The profile is there, never tested: the cancelled test recorded nothing.
-    let stdout = text(&out.stdout);
     let row = stdout
         .lines()
         .find(|l| l.contains("| m "))
