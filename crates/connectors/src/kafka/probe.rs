@@ -136,7 +136,14 @@ async fn metadata(
     let started = Instant::now();
     let fetched = tokio::task::spawn_blocking(move || {
         let consumer: BaseConsumer<Recorder> = config.create_with_context(context)?;
-        consumer.fetch_metadata(topic.as_deref(), timeout)
+        let fetched = consumer.fetch_metadata(topic.as_deref(), timeout);
+        if fetched.is_err() {
+            // librdkafka's errors reach the context only when the client is polled.
+            for _ in 0..8 {
+                let _ = consumer.poll(Duration::ZERO);
+            }
+        }
+        fetched
     })
     .await
     .unwrap_or(Err(KafkaError::MetadataFetch(RDKafkaErrorCode::Fail)));
