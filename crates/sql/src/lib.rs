@@ -15,6 +15,7 @@
 //! ```
 
 mod ddl;
+mod deep;
 pub mod describe;
 pub mod errors;
 pub mod parser;
@@ -30,7 +31,7 @@ pub use provider::{
     ConnectionTableProvider, SessionShared, TributaryCatalogProvider, TributarySchemaProvider,
 };
 pub use session::{
-    Mode, Output, Session, StatementError, StatementResult, register, session_config,
+    Mode, Outcome, Output, Session, StatementError, StatementResult, register, session_config,
 };
 pub use testing::Progress;
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};

@@ -8,12 +8,17 @@ mod profile;
 mod registry;
 mod schema_def;
 mod table;
+mod table_options;
+mod table_roles;
+mod table_schema;
 mod unknown;
 
 pub(crate) use columns::all_arrow_fields;
 pub use generic::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
 pub(crate) use profile::{alter_profile, build_profile, drop_profile, lookup as lookup_profile};
-pub(crate) use registry::{fetch_registry_schema, register_sink_schema};
+pub(crate) use registry::{
+    FetchedSchema, fetch_registry_schema, register_sink_schema, registry_not_fetched,
+};
 pub(crate) use table::build_table;
 
 use tributary_catalog::{CatalogError, ObjectKind};

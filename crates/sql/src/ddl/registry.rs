@@ -33,16 +33,21 @@ pub(crate) struct FetchedSchema {
     pub origin: RegistrySource,
 }
 
-/// Fetch the registry schema `stmt` needs, if it needs one.
-pub(crate) async fn fetch_registry_schema(
-    store: &dyn CatalogStore,
-    stmt: &CreateTable,
-) -> Result<Option<FetchedSchema>, Vec<Diagnostic>> {
+/// What a statement asks of the registry: a source table's schema.
+struct Wanted<'a> {
+    format: String,
+    flag_key: &'static str,
+    flag: &'a SqlOption,
+    expected: SchemaType,
+}
+
+/// Whether `stmt` reads its schema from the registry: a registry-framed source format with
+/// no schema of its own (and, for JSON, no declared columns). Decided from the options
+/// alone, without connecting.
+fn wanted(stmt: &CreateTable) -> Option<Wanted<'_>> {
     let opt = |key: &str| stmt.options.iter().find(|o| o.key == key);
     let text = |key: &str| opt(key).map(|o| o.value.as_text());
-    let Some(format) = text("format") else {
-        return Ok(None);
-    };
+    let format = text("format")?;
     let (flag_key, inline_keys, expected) = match format.as_str() {
         "avro" => (
             "avro.confluent_schema_registry",
@@ -59,21 +64,50 @@ pub(crate) async fn fetch_registry_schema(
             &["protobuf.descriptor_file", "protobuf.schema_file"][..],
             SchemaType::Protobuf,
         ),
-        _ => return Ok(None),
+        _ => return None,
     };
-    let Some(flag) = opt(flag_key).filter(|o| to_bool(o).unwrap_or(false)) else {
-        return Ok(None);
-    };
+    let flag = opt(flag_key).filter(|o| to_bool(o).unwrap_or(false))?;
     // A schema given in the statement wins; sinks write with their own columns.
     if inline_keys.iter().any(|k| opt(k).is_some()) || text("type").as_deref() == Some("sink") {
-        return Ok(None);
+        return None;
     }
     // JSON without a schema reads its declared columns; the registry is only asked when
     // no columns are declared.
     if expected == SchemaType::Json && stmt.columns.iter().any(|c| c.metadata_key.is_none()) {
-        return Ok(None);
+        return None;
     }
-    let span = flag.key_span;
+    Some(Wanted {
+        format,
+        flag_key,
+        flag,
+        expected,
+    })
+}
+
+/// Everything a registry fetch needs, checked without connecting. Credentials are still
+/// as written (`{{ VAR }}` references unresolved).
+struct FetchPlan<'a> {
+    wanted: Wanted<'a>,
+    span: Span,
+    settings: Settings,
+    subject: String,
+    pin: Pin,
+}
+
+/// Check what `stmt` asks of the registry, without connecting: the connector has a
+/// registry, one is configured, and the subject and pin are valid. `Ok(None)` when the
+/// statement needs no registry schema (or misses its topic, which validation reports).
+fn plan_fetch<'a>(
+    store: &dyn CatalogStore,
+    stmt: &'a CreateTable,
+) -> Result<Option<FetchPlan<'a>>, Vec<Diagnostic>> {
+    let opt = |key: &str| stmt.options.iter().find(|o| o.key == key);
+    let text = |key: &str| opt(key).map(|o| o.value.as_text());
+    let Some(wanted) = wanted(stmt) else {
+        return Ok(None);
+    };
+    let flag_key = wanted.flag_key;
+    let span = wanted.flag.key_span;
     let err = |d: Diagnostic| Err(vec![d.with_span(span)]);
     let connector = text("connector").unwrap_or_default();
     if connector != "kafka" && connector != "confluent" {
@@ -82,11 +116,9 @@ pub(crate) async fn fetch_registry_schema(
         ))
         .with_help(format!("Give the schema in the statement, or remove '{flag_key}'.")));
     }
-    let settings = match registry_settings(store, &connector, stmt) {
-        Ok(s) => s,
-        Err(d) => return Err(vec![d.with_span(span)]),
-    };
-    let Some(endpoint) = settings.endpoint else {
+    let settings =
+        registry_settings(store, &connector, stmt).map_err(|d| vec![d.with_span(span)])?;
+    if settings.endpoint.is_none() {
         let place = match text("connection_profile") {
             Some(p) => format!("connection profile '{p}'"),
             None => "the table's connection settings".into(),
@@ -95,17 +127,60 @@ pub(crate) async fn fetch_registry_schema(
             "option '{flag_key}' needs a schema registry, but {place} configures none"
         ))
         .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the schema in the statement."));
-    };
+    }
     let subject = match (text("value.subject"), text("topic")) {
         (Some(s), _) => s,
         (None, Some(topic)) => format!("{topic}-value"),
         (None, None) => return Ok(None), // the missing topic is reported by validation
     };
-    let pin = match pinned(opt("schema_registry.version"), opt("schema_registry.id")) {
-        Ok(p) => p,
-        Err(d) => return Err(vec![d]),
+    let pin =
+        pinned(opt("schema_registry.version"), opt("schema_registry.id")).map_err(|d| vec![d])?;
+    Ok(Some(FetchPlan {
+        wanted,
+        span,
+        settings,
+        subject,
+        pin,
+    }))
+}
+
+/// For `check` and offline sessions: everything about the registry that can be checked
+/// without connecting, and the note saying the schema was not fetched (`None` when the
+/// statement needs no registry schema).
+pub(crate) fn registry_not_fetched(
+    store: &dyn CatalogStore,
+    stmt: &CreateTable,
+) -> Result<Option<Diagnostic>, Vec<Diagnostic>> {
+    Ok(plan_fetch(store, stmt)?.map(|plan| {
+        Diagnostic::note(format!(
+            "the schema of subject '{}' was not fetched from the schema registry, so the table's columns were not checked against it",
+            plan.subject
+        ))
+        .with_span(plan.span)
+        .with_note("check and offline sessions make no network calls")
+    }))
+}
+
+/// Fetch the registry schema `stmt` needs, if it needs one.
+pub(crate) async fn fetch_registry_schema(
+    store: &dyn CatalogStore,
+    stmt: &CreateTable,
+) -> Result<Option<FetchedSchema>, Vec<Diagnostic>> {
+    let Some(FetchPlan {
+        wanted,
+        span,
+        settings,
+        subject,
+        pin,
+    }) = plan_fetch(store, stmt)?
+    else {
+        return Ok(None);
     };
-    let client = RegistryClient::new(&endpoint, settings.auth, DEFAULT_TIMEOUT)
+    let Wanted {
+        format, expected, ..
+    } = wanted;
+    let (endpoint, auth) = settings.resolve().map_err(|d| vec![d.with_span(span)])?;
+    let client = RegistryClient::new(&endpoint, auth, DEFAULT_TIMEOUT)
         .map_err(|e| vec![registry_error(e, &subject, span)])?;
     let fetched = match pin {
         Pin::Id(id) => client.schema_by_id(id).await,
@@ -113,20 +188,21 @@ pub(crate) async fn fetch_registry_schema(
     }
     .map_err(|e| vec![registry_error(e, &subject, span)])?;
     if fetched.schema_type != expected {
-        return err(Diagnostic::error(format!(
+        return Err(vec![Diagnostic::error(format!(
             "format '{format}' reads {expected} schemas, but the registry holds a {} schema for subject '{subject}'",
             fetched.schema_type
         ))
+        .with_span(span)
         .with_help(format!(
             "Use the format that matches the registered schema, or point 'value.subject' at a {expected} subject."
-        )));
+        ))]);
     }
     let references = client
         .resolve_references(&fetched)
         .await
         .map_err(|e| vec![registry_error(e, &subject, span)])?;
-    let source =
-        schema_source(&fetched, &references, opt("protobuf.message"), span).map_err(|d| vec![d])?;
+    let message = stmt.options.iter().find(|o| o.key == "protobuf.message");
+    let source = schema_source(&fetched, &references, message, span).map_err(|d| vec![d])?;
     Ok(Some(FetchedSchema {
         source,
         origin: RegistrySource {
@@ -206,7 +282,7 @@ pub(crate) async fn register_sink_schema(
     };
     let settings =
         registry_settings(store, &table.connector, stmt).map_err(|d| vec![d.with_span(span)])?;
-    let Some(endpoint) = settings.endpoint else {
+    if settings.endpoint.is_none() {
         return Err(vec![
             Diagnostic::error(format!(
                 "option '{flag}' needs a schema registry to register the sink's schema with, but none is configured"
@@ -214,13 +290,14 @@ pub(crate) async fn register_sink_schema(
             .with_span(span)
             .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the registered schema's id with 'schema_registry.id'."),
         ]);
-    };
+    }
     let subject = match (opt("value.subject"), opt("topic")) {
         (Some(s), _) => s.value.as_text(),
         (None, Some(t)) => format!("{}-value", t.value.as_text()),
         (None, None) => return Ok(()),
     };
-    let client = RegistryClient::new(&endpoint, settings.auth, DEFAULT_TIMEOUT)
+    let (endpoint, auth) = settings.resolve().map_err(|d| vec![d.with_span(span)])?;
+    let client = RegistryClient::new(&endpoint, auth, DEFAULT_TIMEOUT)
         .map_err(|e| vec![registry_error(e, &subject, span)])?;
     let id = client
         .register(&subject, schema_type, &schema, &[])
@@ -235,10 +312,31 @@ pub(crate) async fn register_sink_schema(
     Ok(())
 }
 
-/// The registry's endpoint and credentials for the table.
+/// The registry's endpoint and credentials for the table, as written: `{{ VAR }}`
+/// references are resolved only when connecting.
 struct Settings {
     endpoint: Option<String>,
-    auth: Option<(String, String)>,
+    key: Option<String>,
+    secret: Option<String>,
+}
+
+impl Settings {
+    /// The endpoint and Basic credentials with the environment's values.
+    fn resolve(&self) -> Result<(String, Option<(String, String)>), Diagnostic> {
+        let env = |s: &str| {
+            resolve_env(s, |name| std::env::var(name).ok()).map_err(|e| {
+                Diagnostic::error(format!("cannot connect to the schema registry: {e}"))
+                    .with_help("Set the environment variable, or write the value directly.")
+            })
+        };
+        let endpoint = env(self.endpoint.as_deref().unwrap_or_default())?;
+        let auth = match (&self.key, &self.secret) {
+            (Some(k), Some(s)) => Some((env(k)?, env(s)?)),
+            (Some(k), None) => Some((env(k)?, String::new())),
+            _ => None,
+        };
+        Ok((endpoint, auth))
+    }
 }
 
 fn registry_settings(
@@ -246,12 +344,6 @@ fn registry_settings(
     connector: &str,
     stmt: &CreateTable,
 ) -> Result<Settings, Diagnostic> {
-    let env = |s: &str| {
-        resolve_env(s, |name| std::env::var(name).ok()).map_err(|e| {
-            Diagnostic::error(format!("cannot connect to the schema registry: {e}"))
-                .with_help("Set the environment variable, or write the value directly.")
-        })
-    };
     let profile = stmt
         .options
         .iter()
@@ -295,14 +387,10 @@ fn registry_settings(
             )
         }
     };
-    let auth = match (key, secret) {
-        (Some(k), Some(s)) => Some((env(&k)?, env(&s)?)),
-        (Some(k), None) => Some((env(&k)?, String::new())),
-        _ => None,
-    };
     Ok(Settings {
-        endpoint: endpoint.map(|e| env(&e)).transpose()?,
-        auth,
+        endpoint,
+        key,
+        secret,
     })
 }
 

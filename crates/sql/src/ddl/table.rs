@@ -1,35 +1,40 @@
-//! `CREATE [TEMPORARY] TABLE ... WITH (...)`: steps 1-9 of the option pipeline.
+//! `CREATE [TEMPORARY] TABLE ... WITH (...)`: steps 1-9 of the option pipeline. The
+//! rules each step applies live beside it: `table_options` (profile, inline settings,
+//! PARTITIONED BY, lookup cache), `table_roles` (source, sink or lookup) and
+//! `table_schema` (schema rules after the columns are built).
 
-use super::columns::{Columns, build_columns};
+use super::columns::build_columns;
 use super::generic::GENERIC_TABLE_OPTIONS;
-use super::profile::{connector_option, finish, profile_not_found};
+use super::profile::{connector_option, finish};
 use super::registry::FetchedSchema;
 use super::schema_def::apply_schema;
+use super::table_options::{
+    connection_settings, lookup_cache_options, partition_terms, resolve_profile, take_or_report,
+};
+use super::table_roles::{check_role, declared_role, has_lookup_selector, has_type_option};
+use super::table_schema::{
+    avro_rules, debezium_rules, event_time, fixed_schema, no_columns, registry_pins, schema_help,
+};
 use super::unknown::report_unknown;
 use crate::parser::ast::CreateTable;
 use datafusion::execution::SessionState;
-use datafusion::sql::sqlparser::ast::{
-    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value as SqlValue,
-};
 use tributary_catalog::{CatalogStore, new_table_id, now_micros};
-use tributary_connectors::{
-    MapRequest, MappedOptions, PartitionArg, PartitionTerm, RegisteredConnector, TableCheck,
-    Target, describe, map_options,
-};
+use tributary_connectors::{MapRequest, TableCheck, describe, map_options};
 use tributary_formats::{all_format_keys, format_from_options};
-use tributary_types::options::quote_key;
 use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
-    Diagnostic, FieldType, Format, OptionValue, SourceField, Span, SqlOption, WithOptions,
-    parse_interval_micros,
+    CURRENT_FORMAT_VERSION, ConnectionSchema, ConnectionTable, ConnectionType, Diagnostic, Format,
+    OptionValue, SqlOption, WithOptions,
 };
 
 /// Validate a table definition into a record (not yet stored), with its warnings.
+/// `schema_pending` says the table's schema lives in a registry that was not asked
+/// (`check`, offline sessions): the rules that need the schema are skipped.
 pub(crate) fn build_table(
     store: &dyn CatalogStore,
     state: &SessionState,
     stmt: &CreateTable,
     fetched: Option<FetchedSchema>,
+    schema_pending: bool,
 ) -> Result<(ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
     let name = &stmt.name.value;
     if !stmt.has_with {
@@ -203,7 +208,7 @@ pub(crate) fn build_table(
     }
     if let Some(fixed) = c.fixed_schema() {
         fixed_schema(c.id(), fixed, &mut cols, stmt, &mut diags);
-    } else if cols.fields.is_empty() && cols.virtual_columns.is_empty() {
+    } else if cols.fields.is_empty() && cols.virtual_columns.is_empty() && !schema_pending {
         no_columns(
             name,
             connection_type,
@@ -214,14 +219,16 @@ pub(crate) fn build_table(
         );
     }
     debezium_rules(&format, connection_type, &cols, stmt, &mut diags);
-    avro_rules(
-        name,
-        format.as_mut(),
-        connection_type,
-        &cols,
-        stmt,
-        &mut diags,
-    );
+    if !schema_pending {
+        avro_rules(
+            name,
+            format.as_mut(),
+            connection_type,
+            &cols,
+            stmt,
+            &mut diags,
+        );
+    }
     let partitioned_by = partition_terms(stmt);
     if !partitioned_by.is_empty() {
         match c.partition_by(&partitioned_by, &mut mapped.config) {
@@ -310,536 +317,4 @@ pub(crate) fn build_table(
         },
         warnings,
     ))
-}
-
-/// Whether the connector declares a `type` option of its own.
-fn has_type_option(entry: &RegisteredConnector) -> bool {
-    entry
-        .connector
-        .table_options()
-        .iter()
-        .any(|spec| spec.key == "type")
-}
-
-/// A `type` option on a connector that has none of its own: the role, checked later.
-fn declared_role(
-    opts: &mut WithOptions,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<(ConnectionType, Span)> {
-    let o = opts.take("type")?;
-    let text = o.value.as_text();
-    match text.as_str() {
-        "source" => Some((ConnectionType::Source, o.value_span)),
-        "sink" => Some((ConnectionType::Sink, o.value_span)),
-        "lookup" => Some((ConnectionType::Lookup, o.value_span)),
-        other => {
-            diags.push(tributary_types::options::not_allowed(
-                "type",
-                other,
-                &["source", "sink", "lookup"],
-                o.value_span,
-            ));
-            None
-        }
-    }
-}
-
-/// Whether the connector's `type` selector offers `lookup`.
-fn has_lookup_selector(entry: &RegisteredConnector) -> bool {
-    entry.connector.table_options().iter().any(|spec| {
-        spec.key == "type"
-            && matches!(spec.target, Target::Selector { values, .. } if values.contains(&"lookup"))
-    })
-}
-
-/// `PARTITIONED BY (...)` terms in the connector-neutral form connectors read.
-fn partition_terms(stmt: &CreateTable) -> Vec<PartitionTerm> {
-    stmt.partitioned_by
-        .iter()
-        .map(|(expr, span)| {
-            let arg = |e: &Expr| match e {
-                Expr::Identifier(i) => PartitionArg::Column(i.value.clone()),
-                Expr::Value(v) => match &v.value {
-                    SqlValue::Number(n, _) => n
-                        .parse()
-                        .map(PartitionArg::Integer)
-                        .unwrap_or_else(|_| PartitionArg::Other(n.clone())),
-                    other => PartitionArg::Other(other.to_string()),
-                },
-                other => PartitionArg::Other(other.to_string()),
-            };
-            let (function, args) = match expr {
-                Expr::Function(f) => {
-                    let args = match &f.args {
-                        FunctionArguments::List(list) => list
-                            .args
-                            .iter()
-                            .map(|a| match a {
-                                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => arg(e),
-                                other => PartitionArg::Other(other.to_string()),
-                            })
-                            .collect(),
-                        FunctionArguments::None => vec![],
-                        other => vec![PartitionArg::Other(other.to_string())],
-                    };
-                    (Some(f.name.to_string().to_lowercase()), args)
-                }
-                e => (None, vec![arg(e)]),
-            };
-            PartitionTerm {
-                function,
-                args,
-                text: expr.to_string(),
-                span: *span,
-            }
-        })
-        .collect()
-}
-
-/// `lookup.cache.*`: only for lookup (temporary) tables.
-fn lookup_cache_options(temporary: bool, opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) {
-    let bytes = opts.take("lookup.cache.max_bytes");
-    let ttl = opts.take("lookup.cache.ttl");
-    if let Some(o) = &bytes
-        && let Err(d) = tributary_types::options::to_u64(o)
-    {
-        diags.push(d);
-    }
-    if let Some(o) = &ttl
-        && let Err(e) = parse_interval_micros(&o.value.as_text())
-    {
-        diags.push(
-            Diagnostic::error(format!(
-                "invalid interval for option 'lookup.cache.ttl': {e}"
-            ))
-            .with_span(o.value_span)
-            .with_help("Write it as 'lookup.cache.ttl' = INTERVAL '5' MINUTE."),
-        );
-    }
-    if !temporary {
-        for o in bytes.iter().chain(ttl.iter()) {
-            diags.push(
-                Diagnostic::error(format!("option '{}' only applies to lookup tables", o.key))
-                    .with_span(o.key_span)
-                    .with_help(
-                        "Create the table with CREATE TEMPORARY TABLE, or remove the option.",
-                    ),
-            );
-        }
-    }
-}
-
-fn take_or_report<T>(r: Result<Option<T>, Diagnostic>, diags: &mut Vec<Diagnostic>) -> Option<T> {
-    r.unwrap_or_else(|d| {
-        diags.push(d);
-        None
-    })
-}
-
-/// `connection_profile`: the named profile, which must exist and be of this connector.
-fn resolve_profile(
-    store: &dyn CatalogStore,
-    entry: &RegisteredConnector,
-    opts: &mut WithOptions,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<ConnectionProfile> {
-    let (name, span) = take_or_report(opts.take_string("connection_profile"), diags)?;
-    let c = entry.connector;
-    if entry.profile_schema.is_none() {
-        diags.push(
-            Diagnostic::error(format!(
-                "connector '{}' does not use connection profiles",
-                c.id()
-            ))
-            .with_span(span)
-            .with_help("Remove 'connection_profile'."),
-        );
-        return None;
-    }
-    match store.profile_by_name(&name) {
-        Ok(Some(p)) if p.connector != c.id() => {
-            diags.push(
-                Diagnostic::error(format!(
-                    "connection profile '{}' is for connector '{}', not '{}'",
-                    p.name,
-                    p.connector,
-                    c.id()
-                ))
-                .with_span(span)
-                .with_help(format!(
-                    "Use a profile created with connector = '{}', or change the table's connector.",
-                    c.id()
-                )),
-            );
-            None
-        }
-        Ok(Some(p)) => Some(p),
-        Ok(None) => {
-            diags.push(profile_not_found(store, &name, span));
-            None
-        }
-        Err(e) => {
-            diags.push(super::catalog_diagnostic(e, span));
-            None
-        }
-    }
-}
-
-/// With a profile, the table may not repeat its settings; without one, the settings are
-/// read inline into a profile-shaped config.
-fn connection_settings(
-    entry: &RegisteredConnector,
-    profile: Option<&ConnectionProfile>,
-    opts: &mut WithOptions,
-    with_span: Span,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<MappedOptions> {
-    let c = entry.connector;
-    let schema = entry.profile_schema.as_ref()?;
-    if let Some(p) = profile {
-        for spec in c.profile_options() {
-            let Some(o) = opts.take(spec.key) else {
-                continue;
-            };
-            let d = if p.options.iter().any(|e| e.key == spec.key) {
-                Diagnostic::error(format!(
-                    "option '{}' is set both by connection profile '{}' and by the table",
-                    spec.key, p.name
-                ))
-                .with_span(o.key_span)
-                .with_help(format!(
-                    "Remove {} from the table; the profile's value applies.",
-                    quote_key(spec.key)
-                ))
-            } else {
-                Diagnostic::error(format!("option '{}' belongs to the connection profile, not the table", spec.key))
-                    .with_span(o.key_span)
-                    .with_help(format!(
-                        "Set it on the profile with ALTER CONNECTION PROFILE {} SET ({} = ...), or drop 'connection_profile' and give every setting inline.",
-                        p.name,
-                        quote_key(spec.key)
-                    ))
-            };
-            diags.push(d);
-        }
-        return None;
-    }
-    let req = MapRequest {
-        connector: c.id(),
-        object: "table",
-        specs: c.profile_options(),
-        schema,
-        missing_span: with_span,
-        missing_hint: Some("Or name a connection profile with connection_profile = '...'."),
-    };
-    let mapped = map_options(req, opts, diags);
-    if !diags.iter().any(Diagnostic::is_error) {
-        diags.extend(c.check_profile(&tributary_connectors::ProfileCheck {
-            config: &mapped.config,
-            options: &mapped,
-            statement_span: with_span,
-        }));
-    }
-    Some(mapped)
-}
-
-fn check_role(
-    entry: &RegisteredConnector,
-    t: ConnectionType,
-    stmt: &CreateTable,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let roles = entry.connector.roles();
-    let ok = match t {
-        ConnectionType::Source => roles.source,
-        ConnectionType::Sink => roles.sink,
-        ConnectionType::Lookup => roles.lookup,
-    };
-    if !ok {
-        let mut can = vec![];
-        if roles.source {
-            can.push("source");
-        }
-        if roles.sink {
-            can.push("sink");
-        }
-        if roles.lookup {
-            can.push("lookup (CREATE TEMPORARY TABLE)");
-        }
-        diags.push(
-            Diagnostic::error(format!(
-                "connector '{}' cannot be used as a {t} table",
-                entry.connector.id()
-            ))
-            .with_span(stmt.name.span)
-            .with_note(format!("it supports: {}", can.join(", ")))
-            .with_help("Use a connector that supports this role."),
-        );
-    }
-}
-
-fn fixed_schema(
-    id: &str,
-    fixed: Vec<SourceField>,
-    cols: &mut Columns,
-    stmt: &CreateTable,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if !stmt.columns.is_empty() {
-        let declared: Vec<(String, FieldType, bool)> = cols
-            .fields
-            .iter()
-            .map(|f| (f.name.clone(), f.field_type.clone(), f.required))
-            .collect();
-        let expected: Vec<(String, FieldType, bool)> = fixed
-            .iter()
-            .map(|f| (f.name.clone(), f.field_type.clone(), f.required))
-            .collect();
-        if declared != expected || !cols.virtual_columns.is_empty() {
-            let list: Vec<String> = fixed
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {}{}",
-                        f.name,
-                        f.field_type,
-                        if f.required { " NOT NULL" } else { "" }
-                    )
-                })
-                .collect();
-            diags.push(
-                Diagnostic::error(format!(
-                    "the columns of table '{}' do not match the fixed schema of connector '{id}'",
-                    stmt.name.value
-                ))
-                .with_span(stmt.columns[0].span)
-                .with_note(format!("its schema is: {}", list.join(", ")))
-                .with_help("Omit the column list; the connector supplies its schema."),
-            );
-        }
-    }
-    cols.fields = fixed;
-}
-
-/// A table without columns: sinks take their schema from the first INSERT; formats with a
-/// single `value` column get it; other sources must declare columns.
-fn no_columns(
-    name: &str,
-    t: ConnectionType,
-    format: Option<&Format>,
-    cols: &mut Columns,
-    stmt: &CreateTable,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if t == ConnectionType::Sink {
-        return;
-    }
-    match format {
-        Some(Format::RawString {}) => cols
-            .fields
-            .push(SourceField::new("value", FieldType::String)),
-        Some(Format::RawBytes {}) => cols
-            .fields
-            .push(SourceField::new("value", FieldType::Bytes)),
-        Some(f) if f.unstructured_option().is_some() => {
-            cols.fields.push(SourceField::new("value", FieldType::Json))
-        }
-        _ => diags.push(
-            Diagnostic::error(format!("{t} table '{name}' declares no columns"))
-                .with_span(stmt.name.span)
-                .with_help("Declare its columns: CREATE TABLE name (col TYPE, ...) WITH (...)."),
-        ),
-    }
-}
-
-/// `schema_registry.version` and `schema_registry.id` (read by the registry fetch) only
-/// make sense with a registry-framed format.
-fn registry_pins(opts: &mut WithOptions, format: Option<&Format>, diags: &mut Vec<Diagnostic>) {
-    let framed = match format {
-        Some(Format::Avro(a)) => a.confluent_schema_registry,
-        Some(Format::Json(j)) => j.confluent_schema_registry,
-        Some(Format::Protobuf(p)) => p.confluent_schema_registry,
-        _ => false,
-    };
-    for key in ["schema_registry.version", "schema_registry.id"] {
-        if let Some(o) = opts.take(key)
-            && !framed
-        {
-            diags.push(
-                Diagnostic::error(format!(
-                    "option '{key}' needs a registry-framed format"
-                ))
-                .with_span(o.key_span)
-                .with_help("Set '<format>.confluent_schema_registry' = true (avro, json or protobuf), or remove the option."),
-            );
-        }
-    }
-}
-
-/// Avro and Protobuf tables need a schema: sources read with it, and Avro sinks without
-/// one write with the schema their columns imply.
-fn avro_rules(
-    name: &str,
-    format: Option<&mut Format>,
-    t: ConnectionType,
-    cols: &Columns,
-    stmt: &CreateTable,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let a = match format {
-        Some(Format::Avro(a)) => a,
-        Some(Format::Protobuf(p)) if p.compiled_schema.is_none() => {
-            diags.push(
-                Diagnostic::error(format!("protobuf {t} table '{name}' needs the message's schema"))
-                    .with_span(stmt.name.span)
-                    .with_help("Give 'protobuf.descriptor_file' or 'protobuf.schema_file' with 'protobuf.message', or name the topic so its '<topic>-value' subject is read from the schema registry."),
-            );
-            return;
-        }
-        _ => return,
-    };
-    if a.reader_schema.is_some() {
-        return;
-    }
-    if t == ConnectionType::Sink {
-        let physical: Vec<SourceField> = cols
-            .fields
-            .iter()
-            .filter(|f| f.metadata_key.is_none())
-            .cloned()
-            .collect();
-        match tributary_formats::avro_schema_for_fields(name, &physical) {
-            Ok(text) => a.reader_schema = Some(text),
-            Err(e) => diags.push(
-                Diagnostic::error(format!(
-                    "sink table '{name}' cannot be written as Avro: {e}"
-                ))
-                .with_span(stmt.name.span)
-                .with_help(
-                    "Change the column's type, or give the writer schema with 'avro.schema'.",
-                ),
-            ),
-        }
-        return;
-    }
-    let help = if a.confluent_schema_registry {
-        "Give the schema with 'avro.schema' or 'avro.schema_file', or name the topic so its '<topic>-value' subject is read from the schema registry."
-    } else {
-        "Give the schema with 'avro.schema' or 'avro.schema_file', or set 'avro.confluent_schema_registry' to read it from the schema registry."
-    };
-    diags.push(
-        Diagnostic::error(format!("avro {t} table '{name}' needs an Avro schema"))
-            .with_span(stmt.name.span)
-            .with_note(
-                "Avro messages carry no field names; the reader schema says how to read them",
-            )
-            .with_help(help),
-    );
-}
-
-fn debezium_rules(
-    format: &Option<Format>,
-    t: ConnectionType,
-    cols: &Columns,
-    stmt: &CreateTable,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if !format.as_ref().is_some_and(Format::is_updating) {
-        return;
-    }
-    if let Some(v) = cols.virtual_columns.first() {
-        diags.push(
-            Diagnostic::error("virtual columns cannot be used with the debezium_json format")
-                .with_span(
-                    cols.spans
-                        .get(&v.name.to_lowercase())
-                        .copied()
-                        .unwrap_or(stmt.name.span),
-                )
-                .with_help("Remove the virtual column and compute it in a query instead."),
-        );
-    }
-    if t == ConnectionType::Source && cols.primary_keys.is_empty() {
-        diags.push(
-            Diagnostic::error(format!(
-                "debezium_json source table '{}' must have a PRIMARY KEY",
-                stmt.name.value
-            ))
-            .with_span(stmt.name.span)
-            .with_help("Mark the key columns with PRIMARY KEY, or add PRIMARY KEY (col, ...)."),
-        );
-    }
-}
-
-fn event_time(
-    cols: &Columns,
-    field: Option<(String, Span)>,
-    watermark_field: Option<(String, Span)>,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<String> {
-    if let Some(w) = &cols.watermark {
-        if let Some((_, s)) = &field {
-            diags.push(
-                Diagnostic::error(
-                    "option 'event_time_field' cannot be combined with WATERMARK FOR",
-                )
-                .with_span(*s)
-                .with_help("Remove 'event_time_field'; WATERMARK FOR names the event-time column."),
-            );
-        }
-        return Some(w.column.clone());
-    }
-    let schema = cols.arrow_schema();
-    for (key, value) in [
-        ("event_time_field", &field),
-        ("watermark_field", &watermark_field),
-    ] {
-        let Some((name, span)) = value else { continue };
-        match schema
-            .fields()
-            .iter()
-            .find(|f| f.name().eq_ignore_ascii_case(name))
-        {
-            None => diags.push(
-                Diagnostic::error(format!(
-                    "option '{key}' names column '{name}', which does not exist"
-                ))
-                .with_span(*span)
-                .with_help("Name a TIMESTAMP column of the table."),
-            ),
-            Some(f)
-                if !matches!(
-                    f.data_type(),
-                    datafusion::arrow::datatypes::DataType::Timestamp(_, None)
-                ) =>
-            {
-                diags.push(
-                    Diagnostic::error(format!(
-                        "option '{key}' names column '{name}', which is not a TIMESTAMP"
-                    ))
-                    .with_span(*span)
-                    .with_help("Name a TIMESTAMP column of the table."),
-                )
-            }
-            Some(_) => {}
-        }
-    }
-    field.map(|(n, _)| n)
-}
-
-fn schema_help(e: &tributary_types::SchemaError) -> String {
-    match e {
-        tributary_types::SchemaError::DuplicateField { .. } => {
-            "Give every field a distinct name at each nesting level.".into()
-        }
-        tributary_types::SchemaError::RawString => {
-            "Declare exactly one column: value TEXT (metadata columns may be added).".into()
-        }
-        tributary_types::SchemaError::RawBytes => {
-            "Declare exactly one column: value BYTEA (metadata columns may be added).".into()
-        }
-        tributary_types::SchemaError::Unstructured { .. } => {
-            "Declare exactly one column: value JSON (metadata columns may be added).".into()
-        }
-    }
 }

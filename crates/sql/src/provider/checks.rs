@@ -1,5 +1,6 @@
 //! Rules on planned statements that DataFusion does not know: sources are only read, sinks
-//! only written, and lookup tables only used as the right side of a join.
+//! only written, lookup tables only used as the right side of a join, and files are
+//! written (`COPY ... TO`) only where the session allows it.
 
 use super::table::ConnectionTableProvider;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -17,12 +18,22 @@ fn connection_table(
 }
 
 /// Check a planned statement; every violation is reported at `span` (the statement).
-pub(crate) fn check_plan(plan: &LogicalPlan, span: Span) -> Vec<Diagnostic> {
+/// `file_writes` says whether the session lets `COPY ... TO` write files.
+pub(crate) fn check_plan(plan: &LogicalPlan, span: Span, file_writes: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut allowed_lookups: Vec<usize> = Vec::new();
     // The visitor never fails, so the traversal's result carries nothing to report.
     let _ = plan.apply_with_subqueries(|node| {
         match node {
+            LogicalPlan::Copy(copy) if !file_writes => out.push(
+                Diagnostic::error(format!(
+                    "COPY ... TO '{}' would write a file, which this session does not allow",
+                    copy.output_url
+                ))
+                .with_span(span)
+                .with_note("a script must not write arbitrary files unless whoever runs it says so")
+                .with_help("Pass --allow-file-writes to `tributary run` (embedders: Session::allow_file_writes), or write to a filesystem sink table with INSERT INTO."),
+            ),
             LogicalPlan::Dml(dml) => {
                 if let (WriteOp::Insert(_), Some(t)) = (&dml.op, connection_table(&dml.target)) {
                     match t.connection_type {

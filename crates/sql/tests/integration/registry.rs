@@ -17,10 +17,10 @@ const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type
 const V2: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},{"name":"note","type":["null","string"],"default":null}]}"#;
 
 async fn session_with(registry: &FakeRegistry, extra: &str) -> Session {
-    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
+    let session = Session::new(Arc::new(OverlayStore::in_memory()));
     session
         .execute(&format!(
-            "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', 'schema_registry.endpoint' = '{}'{extra})",
+            "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', validate = false, 'schema_registry.endpoint' = '{}'{extra})",
             registry.endpoint()
         ))
         .await
@@ -275,7 +275,7 @@ async fn failures_name_the_url_and_subject_and_store_nothing() {
     );
     // A profile without a registry.
     session
-        .execute("CREATE CONNECTION PROFILE plain WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092')")
+        .execute("CREATE CONNECTION PROFILE plain WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', validate = false)")
         .await
         .unwrap();
     assert_eq!(
@@ -288,7 +288,7 @@ async fn failures_name_the_url_and_subject_and_store_nothing() {
         l.local_addr().unwrap().port()
     };
     session
-        .execute(&format!("CREATE CONNECTION PROFILE dead WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', 'schema_registry.endpoint' = 'http://127.0.0.1:{port}')"))
+        .execute(&format!("CREATE CONNECTION PROFILE dead WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', validate = false, 'schema_registry.endpoint' = 'http://127.0.0.1:{port}')"))
         .await
         .unwrap();
     let e = error_of(&session, "CREATE TABLE t WITH (connector = 'kafka', connection_profile = 'dead', topic = 'x', type = 'source', format = 'avro', 'avro.confluent_schema_registry' = true)").await;
@@ -318,7 +318,7 @@ async fn credentials_come_from_the_environment_and_are_never_printed() {
         .unwrap();
     session
         .execute(&format!(
-            "CREATE CONNECTION PROFILE wrong WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', 'schema_registry.endpoint' = '{}', 'schema_registry.api_key' = 'svc', 'schema_registry.api_secret' = 'not-the-pa55')",
+            "CREATE CONNECTION PROFILE wrong WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', validate = false, 'schema_registry.endpoint' = '{}', 'schema_registry.api_key' = 'svc', 'schema_registry.api_secret' = 'not-the-pa55')",
             registry.endpoint()
         ))
         .await
@@ -331,7 +331,7 @@ async fn credentials_come_from_the_environment_and_are_never_printed() {
     assert!(!e.contains("not-the-pa55") && !e.contains(&secret), "{e}");
     session
         .execute(&format!(
-            "CREATE CONNECTION PROFILE unset WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', 'schema_registry.endpoint' = '{}', 'schema_registry.api_key' = 'svc', 'schema_registry.api_secret' = '{{{{ TRIBUTARY_TEST_SR_UNSET }}}}')",
+            "CREATE CONNECTION PROFILE unset WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', validate = false, 'schema_registry.endpoint' = '{}', 'schema_registry.api_key' = 'svc', 'schema_registry.api_secret' = '{{{{ TRIBUTARY_TEST_SR_UNSET }}}}')",
             registry.endpoint()
         ))
         .await
@@ -427,7 +427,7 @@ async fn json_sinks_register_a_json_schema_and_pinned_ids_need_no_registry() {
     // A pinned id is used as given, without asking the registry.
     let before = registry.requests();
     session
-        .execute("CREATE CONNECTION PROFILE offline WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092')")
+        .execute("CREATE CONNECTION PROFILE offline WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', validate = false)")
         .await
         .unwrap();
     session

@@ -1,0 +1,213 @@
+//! The session's DDL statements: connection profiles and connection tables are built by
+//! `crate::ddl`, tested where the statement asks, then applied in one catalog batch.
+
+use super::Session;
+use super::outcome::{Handled, Mode, Reply};
+use super::validation::{registry_framed, table_validation, take_validate};
+use crate::ddl::{
+    alter_profile, build_profile, build_table, catalog_diagnostic, drop_profile,
+    fetch_registry_schema, register_sink_schema,
+};
+use crate::parser::ast::{CreateTable, DropBehavior, Name};
+use crate::testing;
+use tributary_catalog::Change;
+use tributary_types::{ConnectionType, Diagnostic, OptionValue, Span, SqlOption};
+
+impl Session {
+    pub(super) async fn create_profile(
+        &self,
+        name: &Name,
+        if_not_exists: bool,
+        options: &[SqlOption],
+        with_span: Span,
+        mode: Mode,
+    ) -> Handled {
+        let store = self.shared.store.as_ref();
+        if if_not_exists && matches!(store.profile_by_name(&name.value), Ok(Some(_))) {
+            return Ok(Reply::done(
+                "CREATE CONNECTION PROFILE",
+                vec![skipped("connection profile", name)],
+            ));
+        }
+        let (mut profile, mut warnings) = build_profile(name, options.to_vec(), with_span, None)?;
+        // The connection is tested before anything is stored (not by `check`, not by an
+        // offline session, and not when the statement says validate = false).
+        let declined = profile
+            .options
+            .iter()
+            .any(|o| o.key == "validate" && o.value == OptionValue::Bool(false));
+        if declined {
+            warnings.push(
+                Diagnostic::note("the connection was not tested (validate = false)")
+                    .with_span(name.span),
+            );
+        } else if self.may_connect(mode) {
+            let tested =
+                testing::test_profile(&profile, testing::DEFAULT_TIMEOUT, self.progress.as_ref())
+                    .await;
+            let what = format!("connection profile '{}'", profile.name);
+            if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
+                return Err(vec![d.with_note(
+                    "nothing was stored; add validate = false to create the profile without testing it",
+                )]);
+            }
+            warnings.extend(testing::event_notes(&tested.events, name.span));
+            profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
+        }
+        self.apply(vec![Change::PutProfile(profile)], name.span)?;
+        Ok(Reply::done("CREATE CONNECTION PROFILE", warnings))
+    }
+
+    pub(super) fn alter_profile(
+        &self,
+        name: &Name,
+        options: &[SqlOption],
+        with_span: Span,
+    ) -> Handled {
+        let store = self.shared.store.as_ref();
+        let (changes, warnings) = alter_profile(store, name, options.to_vec(), with_span)?;
+        self.apply(changes, name.span)?;
+        Ok(Reply::done("ALTER CONNECTION PROFILE", warnings))
+    }
+
+    pub(super) fn drop_profile(
+        &self,
+        name: &Name,
+        if_exists: bool,
+        behavior: DropBehavior,
+    ) -> Handled {
+        let changes = drop_profile(self.shared.store.as_ref(), name, if_exists, behavior)?;
+        let warnings = if changes.is_empty() {
+            vec![skipped_missing("connection profile", name)]
+        } else {
+            vec![]
+        };
+        self.apply(changes, name.span)?;
+        Ok(Reply::done("DROP CONNECTION PROFILE", warnings))
+    }
+
+    pub(super) async fn create_table(&self, create: &CreateTable, mode: Mode) -> Handled {
+        let store = self.shared.store.as_ref();
+        if create.if_not_exists && matches!(store.table_by_name(&create.name.value), Ok(Some(_))) {
+            return Ok(Reply::done(
+                "CREATE TABLE",
+                vec![skipped("table", &create.name)],
+            ));
+        }
+        // `validate` is about the statement, not the table: split it off.
+        let (validate, options) = take_validate(&create.options);
+        let validate = table_validation(validate).map_err(|d| vec![d])?;
+        let stripped;
+        let create = if validate.is_some() {
+            stripped = CreateTable {
+                options,
+                ..create.clone()
+            };
+            &stripped
+        } else {
+            create
+        };
+        // A registry-framed source without a schema of its own reads it from the schema
+        // registry first; `check` and offline sessions never do (the table is checked as
+        // far as it can be without the schema, and a note says so).
+        let mut notes = Vec::new();
+        let fetched = if self.may_connect(mode) {
+            fetch_registry_schema(store, create).await?
+        } else {
+            notes.extend(crate::ddl::registry_not_fetched(store, create)?);
+            None
+        };
+        let (mut table, mut warnings) =
+            self.build_table_deep(create, fetched, !notes.is_empty())?;
+        warnings.splice(0..0, notes);
+        // Registering is a change in another system: `check` does not make it.
+        if self.may_connect(mode) {
+            register_sink_schema(store, create, &mut table).await?;
+        } else if table.connection_type == ConnectionType::Sink
+            && registry_framed(table.schema.format.as_ref())
+        {
+            warnings.push(
+                Diagnostic::note(
+                    "the sink's schema would be registered with the schema registry when the statement runs",
+                )
+                .with_span(create.name.span),
+            );
+        }
+        // validate = 'connect' | 'sample': the table proves itself before it is stored.
+        if let Some(limit) = validate
+            && self.may_connect(mode)
+        {
+            let (_, notes) = self
+                .run_table_test(&table, limit, testing::DEFAULT_TIMEOUT, create.name.span)
+                .await
+                .map_err(|mut d| {
+                    if let Some(first) = d.first_mut() {
+                        first.notes.push("nothing was stored".into());
+                    }
+                    d
+                })?;
+            warnings.extend(notes);
+        }
+        self.apply(vec![Change::PutTable(table)], create.name.span)?;
+        Ok(Reply::done("CREATE TABLE", warnings))
+    }
+
+    /// Validate a table definition. Its expressions are planned by DataFusion, whose
+    /// recursion runs on a grown stack.
+    fn build_table_deep(
+        &self,
+        create: &CreateTable,
+        fetched: Option<crate::ddl::FetchedSchema>,
+        schema_pending: bool,
+    ) -> Result<(tributary_types::ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
+        // Borrow the session state rather than cloning it (a clone copies every function
+        // registry); table definitions plan their expressions with it.
+        let state = self.ctx.state_ref();
+        let state = state.read();
+        crate::deep::on_deep_stack(|| {
+            build_table(
+                self.shared.store.as_ref(),
+                &state,
+                create,
+                fetched,
+                schema_pending,
+            )
+        })
+    }
+
+    pub(super) fn drop_table(&self, names: &[Name], if_exists: bool, span: Span) -> Handled {
+        let store = self.shared.store.as_ref();
+        let mut changes = Vec::new();
+        let mut warnings = Vec::new();
+        let mut errors = Vec::new();
+        let mut known_names = None;
+        for n in names {
+            match store.table_by_name(&n.value) {
+                Ok(Some(t)) => changes.push(Change::DeleteTable(t.id)),
+                Ok(None) if if_exists => warnings.push(skipped_missing("table", n)),
+                Ok(None) => {
+                    // Every name is read once, however many are missing.
+                    let known =
+                        known_names.get_or_insert_with(|| store.table_names().unwrap_or_default());
+                    errors.push(super::table_not_found_among(n, known));
+                }
+                Err(e) => errors.push(catalog_diagnostic(e, n.span)),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        self.apply(changes, span)?;
+        Ok(Reply::done("DROP TABLE", warnings))
+    }
+}
+
+fn skipped(kind: &str, name: &Name) -> Diagnostic {
+    Diagnostic::warning(format!("{kind} '{}' already exists, skipping", name.value))
+        .with_span(name.span)
+}
+
+fn skipped_missing(kind: &str, name: &Name) -> Diagnostic {
+    Diagnostic::warning(format!("{kind} '{}' does not exist, skipping", name.value))
+        .with_span(name.span)
+}

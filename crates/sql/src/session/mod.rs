@@ -1,0 +1,300 @@
+//! [`Session`]: a DataFusion `SessionContext` wired to a Tributary catalog, running scripts
+//! statement by statement.
+//!
+//! The statement handlers live beside this file, one file per family: `ddl` (profiles
+//! and tables), `show` (SHOW and DESCRIBE), `probes` (the statements that connect) and
+//! `query` (everything DataFusion plans).
+
+mod ddl;
+mod outcome;
+mod probes;
+mod query;
+mod show;
+mod validation;
+
+pub use outcome::{Mode, Outcome, Output, StatementError, StatementResult};
+
+use crate::ddl::catalog_diagnostic;
+use crate::errors::datafusion_diagnostic;
+use crate::parser::ast::{Name, ParsedStatement, Statement};
+use crate::parser::parse_script;
+use crate::provider::{SessionShared, TributaryCatalogProvider};
+use crate::testing;
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
+use outcome::Handled;
+use std::sync::Arc;
+use tributary_catalog::{CatalogStore, Change};
+use tributary_types::{Diagnostic, Span, closest};
+
+/// The DataFusion configuration Tributary sessions use: the `tributary` catalog and its
+/// `public` schema are the defaults, and `information_schema` is available.
+pub fn session_config() -> SessionConfig {
+    SessionConfig::new()
+        .with_default_catalog_and_schema(crate::CATALOG_NAME, crate::SCHEMA_NAME)
+        .with_create_default_catalog_and_schema(false)
+        .with_information_schema(true)
+}
+
+/// Register Tributary's catalog (as `tributary`) and window functions on a context, and
+/// return the state its providers share. Use [`session_config`] for the context so that
+/// unqualified table names resolve to Tributary's tables.
+pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<SessionShared> {
+    let shared = SessionShared::new(store);
+    ctx.register_catalog(
+        crate::CATALOG_NAME,
+        Arc::new(TributaryCatalogProvider::new(shared.clone())),
+    );
+    for f in crate::windows::window_functions() {
+        ctx.register_udf(f);
+    }
+    shared
+}
+
+/// A SQL session over a catalog store.
+pub struct Session {
+    ctx: SessionContext,
+    shared: Arc<SessionShared>,
+    /// Whether statements may reach other systems (connection tests, the schema
+    /// registry); an offline session never does.
+    connection_tests: bool,
+    /// Whether queries may write files through DataFusion (`COPY ... TO`).
+    file_writes: bool,
+    /// Where connection tests report their events as they happen.
+    progress: Option<testing::Progress>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("session_id", &self.ctx.session_id())
+            .field("store", &self.shared.store)
+            .finish()
+    }
+}
+
+impl Session {
+    /// A session over `store`.
+    pub fn new(store: Arc<dyn CatalogStore>) -> Self {
+        Self::with_context(SessionContext::new_with_config(session_config()), store)
+    }
+
+    /// A session over `store` using an existing DataFusion context (create it with
+    /// [`session_config`]).
+    pub fn with_context(ctx: SessionContext, store: Arc<dyn CatalogStore>) -> Self {
+        let shared = register(&ctx, store);
+        Self {
+            ctx,
+            shared,
+            connection_tests: true,
+            file_writes: false,
+            progress: None,
+        }
+    }
+
+    /// The same session, never reaching another system: profiles and tables are created
+    /// without testing their connections (as if each said `validate = false`), registry
+    /// schemas are not fetched or registered, and statements that exist to connect
+    /// (`TEST`, `SHOW TOPICS`) are refused. For offline work and DDL test suites.
+    pub fn offline(mut self) -> Self {
+        self.connection_tests = false;
+        self
+    }
+
+    /// The same session, letting `COPY ... TO 'path'` write files. Without it, COPY is
+    /// refused: a script must not write arbitrary files unless its runner allows it.
+    pub fn allow_file_writes(mut self) -> Self {
+        self.file_writes = true;
+        self
+    }
+
+    /// The same session, reporting each connection test event to `progress` as it
+    /// happens (the stage results still arrive with the statement's result).
+    pub fn with_progress(mut self, progress: testing::Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The DataFusion context, for running DataFusion APIs against the catalog.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// The catalog store.
+    pub fn store(&self) -> &Arc<dyn CatalogStore> {
+        &self.shared.store
+    }
+
+    /// Run a script, stopping at the first failure; the results of the statements run.
+    pub async fn execute(&self, sql: &str) -> Result<Vec<StatementResult>, StatementError> {
+        let mut out = Vec::new();
+        for r in self.run_script(sql, Mode::Run).await {
+            out.push(r?);
+        }
+        Ok(out)
+    }
+
+    /// One statement as a DataFusion [`DataFrame`]. Queries are planned with Tributary's
+    /// checks (sources are read, sinks written, lookups joined) and run when the frame is
+    /// collected; Tributary's own statements run now and their rows (if any) make the frame.
+    ///
+    /// A sink without columns gets its schema persisted only through [`Session::execute`].
+    pub async fn sql(&self, sql: &str) -> Result<DataFrame, StatementError> {
+        let mut parsed = parse_script(sql).into_iter();
+        let (stmt, extra) = (parsed.next(), parsed.count());
+        let stmt = match stmt {
+            Some(Ok(s)) if extra == 0 => s,
+            Some(Err(f)) if extra == 0 => {
+                return Err(StatementError {
+                    span: f.span,
+                    diagnostics: vec![*f.diagnostic],
+                });
+            }
+            other => {
+                let found = usize::from(other.is_some()) + extra;
+                return Err(StatementError {
+                    span: Span::default(),
+                    diagnostics: vec![
+                        Diagnostic::error(format!(
+                            "expected exactly one statement, but found {found}"
+                        ))
+                        .with_help("Use Session::execute to run a script of several statements."),
+                    ],
+                });
+            }
+        };
+        let span = stmt.span;
+        let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
+        if let Statement::Query = stmt.statement {
+            let state = self.ctx.state();
+            let planned = self.plan_query(&stmt, &state).await.map_err(fail)?;
+            return self
+                .ctx
+                .execute_logical_plan(planned.plan)
+                .await
+                .map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]));
+        }
+        let result = self.run_statement(&stmt, Mode::Run).await?;
+        let frame = match result.output {
+            Output::Rows { batches, .. } => self.ctx.read_batches(batches),
+            Output::Done(_) => self.ctx.read_empty(),
+        };
+        frame.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))
+    }
+
+    /// Run (or check) a script, one outcome per statement. In [`Mode::Run`] the script
+    /// stops at the first failure, which is the last outcome.
+    pub async fn run_script(&self, sql: &str, mode: Mode) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        self.run_script_with(sql, mode, |o| out.push(o)).await;
+        out
+    }
+
+    /// Run (or check) a script, handing each statement's outcome to `each` as soon as the
+    /// statement has finished (and, for DDL, its change is durable), so a caller can print
+    /// it before the next statement starts. In [`Mode::Run`] the script stops at the first
+    /// failure.
+    pub async fn run_script_with(&self, sql: &str, mode: Mode, mut each: impl FnMut(Outcome)) {
+        for parsed in parse_script(sql) {
+            let outcome = match parsed {
+                Err(f) => Err(StatementError {
+                    span: f.span,
+                    diagnostics: vec![*f.diagnostic],
+                }),
+                Ok(stmt) => self.run_statement(&stmt, mode).await,
+            };
+            let failed = outcome.is_err();
+            each(outcome);
+            if failed && mode == Mode::Run {
+                break;
+            }
+        }
+    }
+
+    async fn run_statement(&self, stmt: &ParsedStatement, mode: Mode) -> Outcome {
+        let span = stmt.span;
+        let handled: Handled = match &stmt.statement {
+            Statement::CreateProfile {
+                name,
+                if_not_exists,
+                options,
+                with_span,
+            } => {
+                self.create_profile(name, *if_not_exists, options, *with_span, mode)
+                    .await
+            }
+            Statement::AlterProfile {
+                name,
+                options,
+                with_span,
+            } => self.alter_profile(name, options, *with_span),
+            Statement::DropProfile {
+                name,
+                if_exists,
+                behavior,
+            } => self.drop_profile(name, *if_exists, *behavior),
+            Statement::CreateTable(create) => self.create_table(create, mode).await,
+            Statement::DropTable { names, if_exists } => self.drop_table(names, *if_exists, span),
+            Statement::ShowTables => self.show_tables(span),
+            Statement::ShowTopics(name) => self.show_topics(name, mode).await,
+            Statement::ShowDirectories { path, span } => self.show_directories(path, *span),
+            Statement::ShowProfiles => self.show_profiles(span),
+            Statement::ShowConnectors => {
+                Ok(outcome::Reply::rows(crate::describe::show_connectors()))
+            }
+            Statement::ShowCreateTable(n) => self.show_create_table(n),
+            Statement::ShowCreateProfile(n) => self.show_create_profile(n),
+            Statement::DescribeTable(n) => self.describe_table(n),
+            Statement::DescribeProfile(n) => self.describe_profile(n),
+            Statement::DescribeConnector(n) => self.describe_connector(n),
+            Statement::TestProfile { name, timeout } => {
+                self.test_profile(name, timeout, mode).await
+            }
+            Statement::TestTable {
+                name,
+                limit,
+                timeout,
+            } => self.test_table(name, *limit, timeout, mode).await,
+            Statement::Query => self.run_query(stmt, mode).await,
+        };
+        match handled {
+            Ok(reply) => Ok(StatementResult {
+                span,
+                output: reply.output,
+                warnings: reply.warnings,
+            }),
+            Err(diagnostics) => Err(StatementError { span, diagnostics }),
+        }
+    }
+
+    fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        self.shared
+            .store
+            .apply(changes)
+            .map_err(|e| vec![catalog_diagnostic(e, span)])
+    }
+
+    fn lookup_table(&self, n: &Name) -> Result<tributary_types::ConnectionTable, Vec<Diagnostic>> {
+        match self.shared.store.table_by_name(&n.value) {
+            Ok(Some(t)) => Ok(t),
+            Ok(None) => Err(vec![self.table_not_found(n)]),
+            Err(e) => Err(vec![catalog_diagnostic(e, n.span)]),
+        }
+    }
+
+    fn table_not_found(&self, n: &Name) -> Diagnostic {
+        let names = self.shared.store.table_names().unwrap_or_default();
+        table_not_found_among(n, &names)
+    }
+}
+
+/// `table 'x' does not exist`, with the closest of `names`.
+fn table_not_found_among(n: &Name, names: &[String]) -> Diagnostic {
+    let d = Diagnostic::error(format!("table '{}' does not exist", n.value)).with_span(n.span);
+    match closest(&n.value, names.iter().map(String::as_str)) {
+        Some(s) => d.with_help(format!("Did you mean '{s}'?")),
+        None => d.with_help("Run SHOW TABLES to list the tables."),
+    }
+}

@@ -1,0 +1,144 @@
+//! Queries and every other statement DataFusion plans: Tributary's plan checks, a sink
+//! awaiting its schema, and planning on a grown stack.
+
+use super::Session;
+use super::outcome::{Handled, Mode, Reply};
+use crate::errors::datafusion_diagnostic;
+use crate::parser::ast::{Name, ParsedStatement};
+use crate::provider::{SessionShared, check_plan};
+use crate::sinks::{InsertTarget, insert_target};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::LogicalPlan;
+use std::sync::Arc;
+use tributary_catalog::Change;
+use tributary_types::{Diagnostic, Span};
+
+impl Session {
+    pub(super) async fn run_query(&self, stmt: &ParsedStatement, mode: Mode) -> Handled {
+        let span = stmt.span;
+        let state = self.ctx.state();
+        let Planned {
+            plan,
+            target,
+            _inferred: _guard,
+        } = self.plan_query(stmt, &state).await?;
+        let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
+        if mode == Mode::Check && !is_explain {
+            crate::deep::block_on_deep(state.create_physical_plan(&plan))
+                .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+            return Ok(Reply::done("PLANNED", vec![]));
+        }
+        let df = self
+            .ctx
+            .execute_logical_plan(plan)
+            .await
+            .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        let batches = df
+            .collect()
+            .await
+            .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+        if let Some(InsertTarget {
+            table,
+            inferred: Some(fields),
+            ..
+        }) = target.filter(|_| !is_explain)
+        {
+            // The first INSERT into a sink without columns fixes its schema.
+            let mut updated = table.clone();
+            updated.schema.fields = fields;
+            updated.updated_at = tributary_catalog::now_micros();
+            self.apply(vec![Change::PutTable(updated)], span)?;
+        }
+        Ok(Reply {
+            output: super::Output::Rows { schema, batches },
+            warnings: vec![],
+        })
+    }
+
+    /// Plan a DataFusion statement with Tributary's rules: a sink awaiting its schema gets
+    /// the query's for this statement, and the plan is checked (sources read, sinks
+    /// written, lookups joined). DataFusion's planner recurses over the statement, so it
+    /// runs on a grown stack.
+    pub(super) async fn plan_query(
+        &self,
+        stmt: &ParsedStatement,
+        state: &SessionState,
+    ) -> Result<Planned, Vec<Diagnostic>> {
+        let span = stmt.span;
+        let store = self.shared.store.as_ref();
+        let target = crate::deep::block_on_deep(insert_target(&stmt.text, store, state, span))?;
+        let inferred = target.as_ref().and_then(|t| {
+            t.inferred
+                .as_ref()
+                .map(|f| self.set_inferred(&t.table.name, f.clone()))
+        });
+        let plan = crate::deep::block_on_deep(state.create_logical_plan(&stmt.text))
+            .map_err(|e| vec![self.query_diagnostic(&e, span)])?;
+        let problems = check_plan(&plan, span, self.file_writes);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(Planned {
+            plan,
+            target,
+            _inferred: inferred,
+        })
+    }
+
+    /// A planning error; DataFusion's "table not found" becomes Tributary's wording with a
+    /// suggestion.
+    fn query_diagnostic(&self, e: &datafusion::error::DataFusionError, span: Span) -> Diagnostic {
+        let d = datafusion_diagnostic(e, span);
+        let qualified = format!("{}.{}.", crate::CATALOG_NAME, crate::SCHEMA_NAME);
+        if let Some(rest) = d.message.strip_prefix("table '")
+            && let Some(name) = rest.strip_suffix("' not found")
+        {
+            let name = name.strip_prefix(&qualified).unwrap_or(name);
+            let mut nf = self.table_not_found(&Name {
+                value: name.to_string(),
+                span: d.span.unwrap_or(span),
+            });
+            nf.span = d.span.or(Some(span));
+            return nf;
+        }
+        d
+    }
+
+    fn set_inferred(
+        &self,
+        table: &str,
+        fields: Vec<tributary_types::SourceField>,
+    ) -> InferredGuard {
+        if let Ok(mut m) = self.shared.inferred.lock() {
+            m.insert(table.to_lowercase(), fields);
+        }
+        InferredGuard {
+            shared: self.shared.clone(),
+            table: table.to_lowercase(),
+        }
+    }
+}
+
+/// A checked plan, with what it needs until it has run.
+pub(super) struct Planned {
+    pub plan: LogicalPlan,
+    pub target: Option<InsertTarget>,
+    // Keeps the inferred sink schema visible until the statement ends.
+    pub _inferred: Option<InferredGuard>,
+}
+
+/// Removes a statement's inferred sink schema when the statement ends, however it ends.
+pub(super) struct InferredGuard {
+    shared: Arc<SessionShared>,
+    table: String,
+}
+
+impl Drop for InferredGuard {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.shared.inferred.lock() {
+            m.remove(&self.table);
+        }
+    }
+}
