@@ -9,11 +9,13 @@
 mod error;
 mod ids;
 mod overlay;
+mod sled_files;
 mod sled_store;
 mod store;
 
 pub use error::{CatalogError, Result};
 pub use ids::{new_profile_id, new_table_id, now_micros};
 pub use overlay::OverlayStore;
+pub use sled_files::LockWait;
 pub use sled_store::SledStore;
 pub use store::{CatalogStore, Change, ObjectKind};

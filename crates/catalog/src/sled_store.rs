@@ -3,12 +3,17 @@
 //! Layout: tree `profiles` (id -> JSON record), `profile_names` (lowercase name -> id),
 //! `tables` and `table_names` likewise, `deps` (profile id, NUL, table id -> empty) and
 //! `meta` (`format_version`). Lookups by name are two point reads; nothing is read at open.
-//! Writes take a process-wide mutex, run in one sled transaction over all trees and are
-//! flushed to disk before `apply` returns. A lock file keeps other processes out.
+//! Writes take a process-wide mutex and the commit lock, run in one sled transaction over
+//! all trees and are flushed to disk before `apply` returns. A lock file keeps other
+//! processes out; `tributary check` reads a copy made between commits instead
+//! ([`SledStore::open_snapshot`]). Every file is owner-only (see `sled_files`).
 
 use crate::error::{CatalogError, Result};
+use crate::sled_files::{
+    Busy, CommitGuard, LockWait, commit_lock, copy_catalog, is_lock_conflict, lock_catalog,
+    make_private,
+};
 use crate::store::{CatalogStore, Change, ObjectKind, name_key};
-use fs2::FileExt;
 use serde::de::DeserializeOwned;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use sled::{Transactional, Tree};
@@ -20,7 +25,6 @@ use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ProfileId, TableId,
 };
 
-const LOCK_FILE: &str = "tributary.lock";
 const FORMAT_KEY: &[u8] = b"format_version";
 
 /// The sled-backed catalog.
@@ -36,26 +40,42 @@ pub struct SledStore {
     write_lock: Mutex<()>,
     // Held for the store's lifetime: the advisory lock that keeps other processes out.
     _lock: File,
+    // Locked around each commit, so snapshot copies fall between commits.
+    commit: File,
+    // A snapshot's private copy, removed when the store is dropped.
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl SledStore {
-    /// Open (creating if needed) the catalog in directory `path`.
+    /// Open (creating if needed) the catalog in directory `path`, failing at once with
+    /// [`CatalogError::InUse`] when another process holds it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_waiting(path, LockWait::NONE)
+    }
+
+    /// Open (creating if needed) the catalog in directory `path`; when another process
+    /// holds it, wait as `wait` says before failing with [`CatalogError::InUse`].
+    pub fn open_waiting(path: impl AsRef<Path>, wait: LockWait<'_>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let io = |source| CatalogError::Io {
+        let lock = lock_catalog(&path, wait)?;
+        // The previous owner's sled threads can hold sled's own lock on its log a moment
+        // after our lock came free: that too is "in use", waited for, never an I/O error.
+        let db = wait.retry(&path, || {
+            match sled::Config::new()
+                .path(path.join("db"))
+                .cache_capacity(64 * 1024 * 1024)
+                .open()
+            {
+                Ok(db) => Busy::Done(Ok(db)),
+                Err(sled::Error::Io(e)) if is_lock_conflict(&e) => Busy::Taken,
+                Err(e) => Busy::Done(Err(storage_error(&path, e))),
+            }
+        })?;
+        let commit = commit_lock(&path)?;
+        make_private(&path).map_err(|source| CatalogError::Io {
             path: path.clone(),
             source,
-        };
-        std::fs::create_dir_all(&path).map_err(io)?;
-        let lock = File::create(path.join(LOCK_FILE)).map_err(io)?;
-        if lock.try_lock_exclusive().is_err() {
-            return Err(CatalogError::InUse { path });
-        }
-        let db = sled::Config::new()
-            .path(path.join("db"))
-            .cache_capacity(64 * 1024 * 1024)
-            .open()
-            .map_err(|e| storage_error(&path, e))?;
+        })?;
         let tree = |name: &str| db.open_tree(name).map_err(|e| storage_error(&path, e));
         let store = Self {
             profiles: tree("profiles")?,
@@ -65,10 +85,46 @@ impl SledStore {
             deps: tree("deps")?,
             write_lock: Mutex::new(()),
             _lock: lock,
+            commit,
+            _copy: None,
             db,
             path,
         };
         store.check_format()?;
+        Ok(store)
+    }
+
+    /// A read-only view of the catalog at `path` as of now, without its lock: a private
+    /// copy made between two commits of whichever process holds the catalog (that wait
+    /// is bounded by `wait`). Writes go to the copy and are lost with it; `tributary
+    /// check` layers an overlay on top.
+    pub fn open_snapshot(path: impl AsRef<Path>, wait: LockWait<'_>) -> Result<Self> {
+        let path = path.as_ref();
+        let copy = tempfile::Builder::new()
+            .prefix("tributary-check-")
+            .tempdir()
+            .map_err(|source| CatalogError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        copy_catalog(path, copy.path(), wait)?;
+        let mut store = Self::open(copy.path()).map_err(|e| match e {
+            // Errors name the catalog the user gave, not the copy.
+            CatalogError::Corrupt { detail, .. } => CatalogError::Corrupt {
+                path: path.to_path_buf(),
+                detail,
+            },
+            CatalogError::NewerFormat {
+                found, supported, ..
+            } => CatalogError::NewerFormat {
+                path: path.to_path_buf(),
+                found,
+                supported,
+            },
+            other => other,
+        })?;
+        store.path = path.to_path_buf();
+        store._copy = Some(copy);
         Ok(store)
     }
 
@@ -444,6 +500,8 @@ impl CatalogStore for SledStore {
             .write_lock
             .lock()
             .map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
+        // No snapshot is copied while the batch is written and flushed.
+        let _commit = CommitGuard::exclusive(&self.commit, &self.path)?;
         let (add, remove) = self.plan(&changes)?;
         // Old names of replaced objects, so a rename drops the stale index entry.
         let mut stale_names: Vec<(bool, String)> = Vec::new();

@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Tributary: SQL DDL and a catalog for streaming connectors.
 #[derive(Debug, Parser)]
@@ -14,6 +15,14 @@ pub struct Cli {
     /// How result sets are printed.
     #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+
+    /// How long to wait for a catalog another process holds ('5s', '500ms', '1 minute').
+    #[arg(long, global = true, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
+
+    /// Let `COPY ... TO 'path'` write files (refused otherwise).
+    #[arg(long, global = true)]
+    pub allow_file_writes: bool,
 
     /// What to do.
     #[command(subcommand)]
@@ -36,7 +45,8 @@ pub enum OutputFormat {
 pub enum Command {
     /// Execute a script's statements in order, persisting DDL; stops at the first error.
     Run(Input),
-    /// Validate a script without changing the catalog, reporting every error.
+    /// Validate a script without changing the catalog or connecting anywhere, reporting
+    /// every error.
     Check(Input),
     /// An interactive SQL shell.
     Repl,
@@ -52,4 +62,9 @@ pub struct Input {
     /// SQL given on the command line.
     #[arg(short = 'c', long = "command", value_name = "SQL")]
     pub command: Option<String>,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let micros = tributary_types::parse_interval_micros(text)?;
+    Ok(Duration::from_micros(micros.unsigned_abs()))
 }

@@ -4,6 +4,7 @@
 //! usage or I/O errors (including a catalog that cannot be opened).
 
 mod args;
+mod output;
 mod render;
 mod repl;
 mod script;
@@ -15,6 +16,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The catalog and the history hold secrets as written: whatever the user's umask,
+    // every file this process creates is the user's alone.
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     // Statements run one after another, so one thread serves them; idle worker threads
     // of a multi-threaded runtime cost about 0.1 ms of wake-ups per DDL statement here.
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -23,7 +27,7 @@ fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
+            output::err_line(&format!("error: cannot start the runtime: {e}"));
             return ExitCode::from(2);
         }
     };

@@ -1,40 +1,37 @@
-//! Printing results (table, JSON, CSV) and diagnostics (with the SQL line and a caret
-//! under the offending text).
+//! Printing results (table, JSON, CSV) to stdout and diagnostics to stderr. Diagnostics
+//! are rendered by the library (`tributary_sql::render`), which masks secrets in the
+//! source lines it quotes.
 
 use crate::args::OutputFormat;
+use crate::output::{Stdout, err_line};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use tributary_sql::Output;
-use tributary_types::{Diagnostic, Severity};
-
-/// The script being run, for quoting lines in diagnostics.
-#[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
-    /// File name or `<stdin>`.
-    pub name: &'a str,
-    /// Its text.
-    pub text: &'a str,
-}
+use tributary_sql::render::SourceText;
+use tributary_types::Diagnostic;
 
 /// Prints outputs to stdout and diagnostics to stderr.
 #[derive(Debug)]
 pub struct Renderer<'a> {
     format: OutputFormat,
-    source: Source<'a>,
+    source: SourceText<'a>,
 }
 
 impl<'a> Renderer<'a> {
-    /// A renderer for `source`.
-    pub fn new(format: OutputFormat, source: Source<'a>) -> Self {
-        Self { format, source }
+    /// A renderer for the script `text`, called `name` in diagnostics.
+    pub fn new(format: OutputFormat, name: &'a str, text: &'a str) -> Self {
+        Self {
+            format,
+            source: SourceText::new(name, text),
+        }
     }
 
-    /// Print one statement's output.
-    pub fn output(&self, output: &Output) {
+    /// Print one statement's output; `false` once stdout's reader has gone.
+    pub fn output(&self, out: &mut Stdout, output: &Output) -> bool {
         match output {
             Output::Done(tag) => match self.format {
-                OutputFormat::Json => println!("{}", serde_json::json!({ "status": tag })),
-                _ => println!("{tag}"),
+                OutputFormat::Json => out.line(&serde_json::json!({ "status": tag }).to_string()),
+                _ => out.line(tag),
             },
             Output::Rows { batches, schema } => {
                 let batches: Vec<RecordBatch> = if batches.is_empty() {
@@ -43,8 +40,11 @@ impl<'a> Renderer<'a> {
                     batches.clone()
                 };
                 match format_batches(self.format, &batches) {
-                    Ok(text) => println!("{text}"),
-                    Err(e) => eprintln!("error: cannot print the result: {e}"),
+                    Ok(text) => out.line(&text),
+                    Err(e) => {
+                        err_line(&format!("error: cannot print the result: {e}"));
+                        true
+                    }
                 }
             }
         }
@@ -53,7 +53,7 @@ impl<'a> Renderer<'a> {
     /// Print diagnostics to stderr.
     pub fn diagnostics(&self, diags: &[Diagnostic]) {
         for d in diags {
-            eprintln!("{}", render_diagnostic(d, self.source));
+            err_line(&self.source.render(d));
         }
     }
 }
@@ -90,49 +90,4 @@ pub fn format_batches(format: OutputFormat, batches: &[RecordBatch]) -> Result<S
                 .map_err(|e| e.to_string())
         }
     }
-}
-
-/// A diagnostic as rustc-style text: the message, `--> file:line:col`, the source line
-/// with carets, then notes and help.
-pub fn render_diagnostic(d: &Diagnostic, source: Source<'_>) -> String {
-    let label = match d.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Note => "note",
-    };
-    let mut out = format!("{label}: {}", d.message);
-    // rustc's layout: the gutter is as wide as the line number.
-    let gutter = d.span.map(|s| s.start.line.to_string().len()).unwrap_or(1);
-    if let Some(span) = d.span.filter(|s| s.is_known()) {
-        let line_no = span.start.line as usize;
-        out.push_str(&format!(
-            "\n{:gutter$}--> {}:{}:{}",
-            "", source.name, span.start.line, span.start.column
-        ));
-        if let Some(line) = source.text.lines().nth(line_no.saturating_sub(1)) {
-            let start = span.start.column.max(1) as usize;
-            let line_chars = line.chars().count();
-            let end = if span.end.line == span.start.line && span.end.column as usize > start {
-                span.end.column as usize
-            } else {
-                line_chars + 1
-            };
-            let width = end.saturating_sub(start).max(1);
-            out.push_str(&format!("\n{:gutter$} |", ""));
-            out.push_str(&format!("\n{line_no:>gutter$} | {line}"));
-            out.push_str(&format!(
-                "\n{:gutter$} | {}{}",
-                "",
-                " ".repeat(start - 1),
-                "^".repeat(width)
-            ));
-        }
-    }
-    for n in &d.notes {
-        out.push_str(&format!("\n{:gutter$} = note: {n}", ""));
-    }
-    if let Some(h) = &d.help {
-        out.push_str(&format!("\n{:gutter$} = help: {h}", ""));
-    }
-    out
 }

@@ -1,39 +1,70 @@
-//! `tributary repl`: an interactive shell with history kept across runs and statements
-//! that may span lines until a `;`.
+//! `tributary repl`: an interactive shell with history kept across runs (owner-only, as it
+//! holds statements with their secrets) and statements that may span lines until a `;`.
 
 use crate::args::Cli;
-use crate::render::{Renderer, Source};
+use crate::output::{Stdout, err_line};
+use crate::render::Renderer;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use std::io::IsTerminal;
+use std::ops::ControlFlow;
+use std::path::Path;
 use std::sync::Arc;
 use tributary_sql::{Mode, Session, TestEvent};
 
-const HELP: &str = "Enter SQL statements ending with ';'. Statements: CREATE/ALTER/DROP CONNECTION PROFILE, CREATE/DROP TABLE, SHOW TABLES, SHOW CONNECTION PROFILES, SHOW CONNECTORS, DESCRIBE [CONNECTOR|CONNECTION PROFILE] name, SHOW CREATE TABLE name, EXPLAIN SELECT ...\nCommands: \\q quits, \\h shows this help, \\c clears the current input.";
+const HELP: &str = "Enter SQL statements ending with ';'. Statements: CREATE/ALTER/DROP CONNECTION PROFILE, CREATE/DROP TABLE, SHOW TABLES, SHOW CONNECTION PROFILES, SHOW CONNECTORS, DESCRIBE [CONNECTOR|CONNECTION PROFILE] name, SHOW CREATE TABLE name, EXPLAIN SELECT ...\nCommands: \\q quits, \\h (or \\?) shows this help, \\c clears the current input.";
+
+/// What a line starting with a backslash asks for.
+enum Meta {
+    Quit,
+    Help,
+    Clear,
+    Unknown,
+}
+
+fn meta(line: &str) -> Option<Meta> {
+    let word = line.split_whitespace().next()?;
+    if !word.starts_with('\\') {
+        return match word {
+            "quit" | "exit" if line.split_whitespace().count() == 1 => Some(Meta::Quit),
+            "help" if line.split_whitespace().count() == 1 => Some(Meta::Help),
+            _ => None,
+        };
+    }
+    Some(match word {
+        "\\q" => Meta::Quit,
+        "\\h" | "\\?" => Meta::Help,
+        "\\c" => Meta::Clear,
+        _ => Meta::Unknown,
+    })
+}
 
 /// Run the shell until end of input or `\q`.
 pub async fn run(cli: &Cli) -> u8 {
     let store = match crate::store::open(cli) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            err_line(&format!("error: {e}"));
             return 2;
         }
     };
     let mut session = Session::new(store);
+    if cli.allow_file_writes {
+        session = session.allow_file_writes();
+    }
     // Connection tests can take seconds; at a terminal each stage is shown as it ends.
     if std::io::stderr().is_terminal() {
         session = session.with_progress(Arc::new(|e: &TestEvent| {
-            eprintln!(
+            err_line(&format!(
                 "  … {} {}: {} ({} ms)",
                 e.stage, e.outcome, e.message, e.elapsed_ms
-            );
+            ));
         }));
     }
     let mut editor = match DefaultEditor::new() {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: cannot start the line editor: {e}");
+            err_line(&format!("error: cannot start the line editor: {e}"));
             return 2;
         }
     };
@@ -43,16 +74,17 @@ pub async fn run(cli: &Cli) -> u8 {
         if let Err(e) = editor.load_history(h)
             && h.exists()
         {
-            eprintln!(
+            err_line(&format!(
                 "warning: cannot read the history from '{}': {e}",
                 h.display()
-            );
+            ));
         }
     }
-    println!(
+    let mut out = Stdout::default();
+    out.line(&format!(
         "Tributary {} — \\h for help, \\q to quit.",
         env!("CARGO_PKG_VERSION")
-    );
+    ));
     let mut buffer = String::new();
     loop {
         let prompt = if buffer.is_empty() {
@@ -63,19 +95,27 @@ pub async fn run(cli: &Cli) -> u8 {
         match editor.readline(prompt) {
             Ok(line) => {
                 let trimmed = line.trim();
-                if buffer.is_empty() {
-                    match trimmed {
-                        "\\q" | "quit" | "exit" => break,
-                        "\\h" | "help" => {
-                            println!("{HELP}");
-                            continue;
-                        }
-                        "" => continue,
-                        _ => {}
+                match meta(trimmed) {
+                    Some(Meta::Quit) if buffer.is_empty() => break,
+                    Some(Meta::Help) if buffer.is_empty() => {
+                        out.line(HELP);
+                        continue;
                     }
+                    Some(Meta::Clear) => {
+                        buffer.clear();
+                        continue;
+                    }
+                    Some(Meta::Unknown) => {
+                        let word = trimmed.split_whitespace().next().unwrap_or(trimmed);
+                        err_line(&format!(
+                            "error: unknown command '{}'; \\h lists the commands",
+                            tributary_types::limits::shorten(word)
+                        ));
+                        continue;
+                    }
+                    _ => {}
                 }
-                if trimmed == "\\c" {
-                    buffer.clear();
+                if buffer.is_empty() && trimmed.is_empty() {
                     continue;
                 }
                 if !buffer.is_empty() {
@@ -87,31 +127,30 @@ pub async fn run(cli: &Cli) -> u8 {
                 }
                 let _ = editor.add_history_entry(buffer.as_str());
                 let text = std::mem::take(&mut buffer);
-                let renderer = Renderer::new(
-                    cli.format,
-                    Source {
-                        name: "<repl>",
-                        text: &text,
-                    },
-                );
+                let renderer = Renderer::new(cli.format, "<repl>", &text);
                 // Ctrl-C cancels the statement running (a connection test, say): its
                 // future is dropped, which closes its connections, and a statement
                 // stores nothing until its test has passed.
-                let outcomes = tokio::select! {
-                    outcomes = session.run_script(&text, Mode::Run) => outcomes,
-                    _ = tokio::signal::ctrl_c() => {
-                        eprintln!("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
-                        continue;
-                    }
-                };
-                for outcome in outcomes {
-                    match outcome {
+                let ran = session.run_script_with(&text, Mode::Run, |outcome| {
+                    match &outcome {
                         Ok(r) => {
                             renderer.diagnostics(&r.warnings);
-                            renderer.output(&r.output);
+                            if !renderer.output(&mut out, &r.output) {
+                                return ControlFlow::Break(());
+                            }
                         }
                         Err(e) => renderer.diagnostics(&e.diagnostics),
                     }
+                    ControlFlow::Continue(())
+                });
+                tokio::select! {
+                    _ = ran => {}
+                    _ = tokio::signal::ctrl_c() => {
+                        err_line("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
+                    }
+                }
+                if out.closed() {
+                    break;
                 }
             }
             Err(ReadlineError::Interrupted) => {
@@ -119,20 +158,33 @@ pub async fn run(cli: &Cli) -> u8 {
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
-                eprintln!("error: {e}");
+                err_line(&format!("error: {e}"));
                 break;
             }
         }
     }
-    if let Some(h) = &history {
-        let saved = h
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .map_err(|e| e.to_string())
-            .and_then(|()| editor.save_history(h).map_err(|e| e.to_string()));
-        if let Err(e) = saved {
-            eprintln!("warning: cannot save the history to '{}': {e}", h.display());
-        }
+    if let Some(h) = &history
+        && let Err(e) = save_history(&mut editor, h)
+    {
+        err_line(&format!(
+            "warning: cannot save the history to '{}': {e}",
+            h.display()
+        ));
     }
     0
+}
+
+/// Save the history owner-only: it holds statements as typed, secrets included.
+fn save_history(editor: &mut DefaultEditor, path: &Path) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        set_mode(dir, 0o700).map_err(|e| e.to_string())?;
+    }
+    editor.save_history(path).map_err(|e| e.to_string())?;
+    set_mode(path, 0o600).map_err(|e| e.to_string())
+}
+
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }

@@ -1,16 +1,20 @@
 //! `tributary run` and `tributary check`.
 
 use crate::args::{Cli, Input};
-use crate::render::{Renderer, Source};
+use crate::output::{Stdout, err_line};
+use crate::render::Renderer;
 use std::io::Read;
+use std::ops::ControlFlow;
 use tributary_sql::{Mode, Session};
+use tributary_types::limits::MAX_SCRIPT_BYTES;
 
-/// Read the script, run or check it, print results and diagnostics; the exit status.
+/// Read the script, run or check it, print each statement's result as it completes; the
+/// exit status.
 pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
     let (name, text) = match read_input(input) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("error: {e}");
+            err_line(&format!("error: {e}"));
             return 2;
         }
     };
@@ -21,67 +25,103 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
     let store = match store {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            err_line(&format!("error: {e}"));
             return 2;
         }
     };
-    let session = Session::new(store);
-    let renderer = Renderer::new(
-        cli.format,
-        Source {
-            name: &name,
-            text: &text,
-        },
-    );
-    let outcomes = session.run_script(&text, mode).await;
-    let mut failures = 0usize;
-    for outcome in &outcomes {
-        match outcome {
-            Ok(r) => {
-                renderer.diagnostics(&r.warnings);
-                if mode == Mode::Run {
-                    renderer.output(&r.output);
+    let mut session = Session::new(store);
+    if cli.allow_file_writes {
+        session = session.allow_file_writes();
+    }
+    let renderer = Renderer::new(cli.format, &name, &text);
+    let mut out = Stdout::default();
+    // Each result is printed (and flushed) as its statement completes, so what was
+    // printed is what has been stored.
+    let summary = session
+        .run_script_with(&text, mode, |outcome| {
+            match &outcome {
+                Ok(r) => {
+                    renderer.diagnostics(&r.warnings);
+                    if mode == Mode::Run && !renderer.output(&mut out, &r.output) {
+                        return ControlFlow::Break(());
+                    }
                 }
+                Err(e) => renderer.diagnostics(&e.diagnostics),
             }
-            Err(e) => {
-                failures += 1;
-                renderer.diagnostics(&e.diagnostics);
-            }
-        }
+            ControlFlow::Continue(())
+        })
+        .await;
+    if out.closed() {
+        // The reader went away (`| head`): stop quietly, as a pipeline expects.
+        return 0;
+    }
+    if summary.suppressed_diagnostics > 0 {
+        err_line(&format!(
+            "note: {} more diagnostic(s) were not shown; fix the ones above and run again",
+            summary.suppressed_diagnostics
+        ));
     }
     match mode {
-        Mode::Check if failures == 0 => {
-            eprintln!("{name}: {} statement(s) valid", outcomes.len());
+        Mode::Check if summary.failed == 0 => {
+            err_line(&format!(
+                "{name}: {} statement(s) valid",
+                summary.statements
+            ));
             0
         }
         Mode::Check => {
-            eprintln!(
-                "{name}: {failures} of {} statement(s) invalid",
-                outcomes.len()
-            );
+            err_line(&format!(
+                "{name}: {} of {} statement(s) invalid",
+                summary.failed, summary.statements
+            ));
             1
         }
-        Mode::Run if failures == 0 => 0,
+        Mode::Run if summary.failed == 0 => 0,
         Mode::Run => 1,
     }
 }
 
+/// The script's name and text: `-c`, a file, or standard input. Only regular files (and
+/// pipes on standard input) are read, at most `MAX_SCRIPT_BYTES`.
 fn read_input(input: &Input) -> Result<(String, String), String> {
     if let Some(sql) = &input.command {
         return Ok(("<command>".into(), sql.clone()));
     }
     match &input.file {
         Some(p) if p.as_os_str() != "-" => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read '{}': {e}", p.display()))?;
-            Ok((p.display().to_string(), text))
+            let shown = p.display();
+            let meta = std::fs::metadata(p).map_err(|e| format!("cannot read '{shown}': {e}"))?;
+            if !meta.is_file() {
+                return Err(format!(
+                    "cannot read '{shown}': it is not a regular file (a script is read from a file, '-' or -c)"
+                ));
+            }
+            let file = std::fs::File::open(p).map_err(|e| format!("cannot read '{shown}': {e}"))?;
+            let text = read_capped(file, &format!("'{shown}'"))?;
+            Ok((shown.to_string(), text))
         }
-        _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            Ok(("<stdin>".into(), text))
-        }
+        _ => Ok((
+            "<stdin>".into(),
+            read_capped(std::io::stdin(), "standard input")?,
+        )),
     }
+}
+
+fn read_capped(reader: impl Read, what: &str) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_SCRIPT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {what}: {e}"))?;
+    if bytes.len() > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "cannot read {what}: it is larger than the limit of {MAX_SCRIPT_BYTES} bytes for a script"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "cannot read {what}: it is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }

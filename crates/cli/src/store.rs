@@ -1,9 +1,10 @@
 //! Opening the catalog the command line names.
 
 use crate::args::Cli;
-use std::path::PathBuf;
+use crate::output::err_line;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tributary_catalog::{CatalogStore, OverlayStore, SledStore};
+use tributary_catalog::{CatalogStore, LockWait, OverlayStore, SledStore};
 
 /// The catalog directory: `--catalog`, `TRIBUTARY_CATALOG`, or the data directory.
 pub fn catalog_path(cli: &Cli) -> Result<PathBuf, String> {
@@ -17,32 +18,45 @@ pub fn catalog_path(cli: &Cli) -> Result<PathBuf, String> {
         })
 }
 
-/// Open the catalog for writing.
-pub fn open(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
-    let path = catalog_path(cli)?;
-    SledStore::open(&path)
-        .map(|s| Arc::new(s) as Arc<dyn CatalogStore>)
-        .map_err(describe)
+fn wait(cli: &Cli) -> LockWait<'static> {
+    static SAY: fn(&Path) = |path| {
+        err_line(&format!(
+            "waiting for catalog '{}', which another process is using …",
+            path.display()
+        ))
+    };
+    LockWait {
+        timeout: cli.lock_timeout,
+        on_wait: &SAY,
+    }
 }
 
-/// Open the catalog under an in-memory overlay (nothing is written). A catalog that does
-/// not exist yet reads as empty and is not created.
+/// Open the catalog for writing, waiting up to `--lock-timeout` for another process.
+pub fn open(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
+    let path = catalog_path(cli)?;
+    SledStore::open_waiting(&path, wait(cli))
+        .map(|s| Arc::new(s) as Arc<dyn CatalogStore>)
+        .map_err(|e| describe(e, cli))
+}
+
+/// The catalog as it is now, under an in-memory overlay (nothing is written, and the
+/// catalog is not locked: a copy is read, so a REPL may hold it meanwhile). A catalog
+/// that does not exist yet reads as empty and is not created.
 pub fn open_overlay(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
     let path = catalog_path(cli)?;
-    if !path.exists() {
+    if !path.join("db").exists() {
         return Ok(Arc::new(OverlayStore::in_memory()));
     }
-    let base = SledStore::open(&path).map_err(describe)?;
+    let base = SledStore::open_snapshot(&path, wait(cli)).map_err(|e| describe(e, cli))?;
     Ok(Arc::new(OverlayStore::over(Arc::new(base))))
 }
 
-fn describe(e: tributary_catalog::CatalogError) -> String {
+fn describe(e: tributary_catalog::CatalogError, cli: &Cli) -> String {
     match e {
-        tributary_catalog::CatalogError::InUse { .. } => {
-            format!(
-                "{e}\n  help: Close the other Tributary process, or pass --catalog with another path."
-            )
-        }
+        tributary_catalog::CatalogError::InUse { .. } => format!(
+            "{e} (waited {:?})\n  help: Close the other Tributary process, wait longer with --lock-timeout, or pass --catalog with another path.",
+            cli.lock_timeout
+        ),
         other => other.to_string(),
     }
 }

@@ -140,6 +140,7 @@ fn describe_target(mut d: OptionDoc, spec: &OptionSpec, schema: &Value) -> Optio
             d.json_name = format!("{}[n]", json_name(pointer));
             d.value_type = "string".into();
             d.description = description.to_string();
+            d.sensitive = property(schema, pointer).is_some_and(|i| i.sensitive);
         }
         Target::Pointer(pointer) => {
             d.json_name = json_name(pointer);
@@ -163,7 +164,8 @@ fn describe_target(mut d: OptionDoc, spec: &OptionSpec, schema: &Value) -> Optio
                         .unwrap_or_else(|| v.to_string())
                 });
                 d.allowed = info.enum_values();
-                d.required = info.required;
+                // An option with a default never has to be given.
+                d.required = info.required && d.default.is_none();
                 d.sensitive = info.sensitive;
                 d.env_allowed = info.is_var_str() || info.sensitive;
                 d.description = info.description().to_string();

@@ -14,6 +14,7 @@ mod markdown;
 pub mod probe;
 mod registry;
 mod schema_doc;
+mod secrets;
 mod spec;
 
 mod file_sink;
@@ -50,6 +51,7 @@ pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
 pub use markdown::connectors_markdown;
 pub use registry::{RegisteredConnector, Registry, registry};
 pub use schema_doc::{PropertyInfo, property};
+pub use secrets::is_secret_option;
 pub use spec::{
     Condition, MetadataKey, MetadataType, OptionSpec, PartitionArg, PartitionTerm, Target,
     ValueKind,

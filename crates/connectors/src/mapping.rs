@@ -17,7 +17,7 @@ use tributary_types::options::{
 };
 use tributary_types::{
     Diagnostic, OptionEntry, OptionValue, Span, SqlOption, WithOptions, contains_env_reference,
-    parse_data_size, parse_interval_micros,
+    looks_secret, parse_data_size, parse_interval_micros,
 };
 
 /// A connector's compiled schema: the document, its validator, and one validator per leaf
@@ -173,18 +173,19 @@ pub fn map_options(
         if let Target::Indexed { pointer, .. } = spec.target {
             let items = opts.take_prefixed(spec.key);
             if !items.is_empty() {
-                map_indexed(spec.key, pointer, items, &mut out, diags);
+                // Subscription messages can carry tokens: the schema says which are secret.
+                let sensitive =
+                    property(&req.schema.document, pointer).is_some_and(|i| i.sensitive);
+                map_indexed(spec.key, pointer, items, sensitive, &mut out, diags);
             }
             continue;
         }
         if let Target::Prefixed { pointer, .. } = spec.target {
             for o in opts.take_prefixed(spec.key) {
                 let sub = o.key[spec.key.len()..].to_string();
-                // Storage options hold credentials under many names; redact the likely ones.
-                let secret = ["secret", "password", "token", "credential", "key"]
-                    .iter()
-                    .any(|w| sub.to_lowercase().contains(w));
-                record(&mut out, &o, secret);
+                // Free maps (storage options) hold credentials under many names; the
+                // schema cannot list them, so their names decide.
+                record(&mut out, &o, looks_secret(&sub));
                 match &o.value {
                     OptionValue::String(v) => insert_at(
                         &mut out.config,
@@ -405,12 +406,13 @@ fn map_indexed(
     prefix: &str,
     pointer: &str,
     items: Vec<SqlOption>,
+    sensitive: bool,
     out: &mut MappedOptions,
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut numbered: Vec<(usize, SqlOption)> = Vec::new();
     for o in items {
-        record(out, &o, false);
+        record(out, &o, sensitive);
         let index = o.key[prefix.len()..].parse::<usize>();
         match (index, &o.value) {
             (Ok(i), OptionValue::String(_)) => numbered.push((i, o)),

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::fmt;
 use std::future::Future;
 use std::time::{Duration, Instant};
-use tributary_types::{ConnectionType, resolve_env};
+use tributary_types::{ConnectionType, REDACTED, env_references, redact_text, resolve_env};
 
 /// The step of a connection test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +151,8 @@ pub struct Probe<'a> {
     events: Vec<TestEvent>,
     /// Raw messages read, for the caller to decode.
     pub messages: Vec<Vec<u8>>,
+    /// Values read from the environment, scrubbed from every report.
+    resolved: Vec<String>,
 }
 
 impl fmt::Debug for Probe<'_> {
@@ -182,6 +184,7 @@ impl<'a> Probe<'a> {
             started: Instant::now(),
             events: Vec::new(),
             messages: Vec::new(),
+            resolved: Vec::new(),
         }
     }
 
@@ -228,12 +231,23 @@ impl<'a> Probe<'a> {
         message: String,
         hint: Option<String>,
     ) {
+        // Nothing a probe reports may carry a secret: not credentials inside an address,
+        // and not a value it read from the environment, whatever a client library echoed.
+        let clean = |text: String| {
+            let mut text = redact_text(&text).into_owned();
+            for secret in &self.resolved {
+                if text.contains(secret.as_str()) {
+                    text = text.replace(secret.as_str(), REDACTED);
+                }
+            }
+            text
+        };
         let event = TestEvent {
             stage,
             outcome,
             code,
-            message,
-            hint,
+            message: clean(message),
+            hint: hint.map(clean),
             elapsed_ms: self.started.elapsed().as_millis() as u64,
         };
         if let Some(f) = &self.on_event {
@@ -286,7 +300,17 @@ impl<'a> Probe<'a> {
     pub fn resolve(&mut self, raw: &str, option: &str) -> Option<String> {
         let env = self.env;
         match resolve_env(raw, env) {
-            Ok(v) => Some(v),
+            Ok(v) => {
+                // Values from the environment are secrets as far as reports go.
+                for name in env_references(raw) {
+                    if let Some(value) = env(&name).filter(|v| v.chars().count() >= 4)
+                        && !self.resolved.contains(&value)
+                    {
+                        self.resolved.push(value);
+                    }
+                }
+                Some(v)
+            }
             Err(e) => {
                 self.fail(
                     Stage::Resolve,

@@ -1,14 +1,16 @@
 //! Result sets of SHOW and DESCRIBE statements, rendered from the catalog and the
-//! connector registry. Secrets are redacted here.
+//! connector registry. Secrets are redacted here: sensitive options print as `********`,
+//! and every cell of every result set built here passes `redact_text`, which hides
+//! credentials inside other values (URL userinfo, `password=...` pairs).
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 use tributary_catalog::CatalogStore;
 use tributary_connectors::{describe, registry};
-use tributary_types::{ConnectionProfile, ConnectionTable, FieldType, REDACTED};
+use tributary_types::{ConnectionProfile, ConnectionTable, FieldType, redact_text};
 
-/// A batch of text columns.
+/// A batch of text columns, every cell redacted of embedded credentials.
 pub fn text_batch(columns: &[&str], rows: Vec<Vec<String>>) -> RecordBatch {
     let schema = Arc::new(Schema::new(
         columns
@@ -19,7 +21,9 @@ pub fn text_batch(columns: &[&str], rows: Vec<Vec<String>>) -> RecordBatch {
     let arrays: Vec<ArrayRef> = (0..columns.len())
         .map(|i| {
             Arc::new(StringArray::from(
-                rows.iter().map(|r| r[i].clone()).collect::<Vec<_>>(),
+                rows.iter()
+                    .map(|r| redact_text(&r[i]).into_owned())
+                    .collect::<Vec<_>>(),
             )) as ArrayRef
         })
         .collect();
@@ -296,11 +300,7 @@ pub fn describe_profile(store: &dyn CatalogStore, p: &ConnectionProfile) -> Reco
         vec!["used by".into(), used.join(", ")],
     ];
     for o in &p.options {
-        let value = if o.sensitive {
-            REDACTED.to_string()
-        } else {
-            o.value.as_text()
-        };
+        let value = o.printable_value().as_text();
         rows.push(vec![format!("option {}", o.key), value]);
     }
     text_batch(&["property", "value"], rows)

@@ -18,8 +18,10 @@ mod ddl;
 mod deep;
 pub mod describe;
 pub mod errors;
+mod mask;
 pub mod parser;
 mod provider;
+pub mod render;
 mod session;
 mod sinks;
 mod testing;
@@ -31,7 +33,8 @@ pub use provider::{
     ConnectionTableProvider, SessionShared, TributaryCatalogProvider, TributarySchemaProvider,
 };
 pub use session::{
-    Mode, Outcome, Output, Session, StatementError, StatementResult, register, session_config,
+    Mode, Outcome, Output, ScriptSummary, Session, StatementError, StatementResult, register,
+    session_config,
 };
 pub use testing::Progress;
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};

@@ -97,6 +97,55 @@ impl Diagnostic {
     }
 }
 
+/// The longest message, note or help line a diagnostic keeps, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 1_000;
+
+/// Bound one statement's diagnostics: at most
+/// [`MAX_DIAGNOSTICS_PER_STATEMENT`](crate::limits::MAX_DIAGNOSTICS_PER_STATEMENT) are kept
+/// and a final note counts the rest; every message, note and help line is cut to
+/// [`MAX_MESSAGE_CHARS`]. Errors are kept before warnings.
+pub fn bound_diagnostics(diags: &mut Vec<Diagnostic>) {
+    let limit = crate::limits::MAX_DIAGNOSTICS_PER_STATEMENT;
+    if diags.len() > limit {
+        // A stable partition: errors first, each group in its original order.
+        let (mut kept, rest): (Vec<_>, Vec<_>) = std::mem::take(diags)
+            .into_iter()
+            .partition(Diagnostic::is_error);
+        kept.extend(rest);
+        let dropped = kept.len() - limit;
+        let errors_dropped = kept[limit..].iter().filter(|d| d.is_error()).count();
+        kept.truncate(limit);
+        let span = kept.last().and_then(|d| d.span);
+        let mut more = Diagnostic::note(format!(
+            "{dropped} more diagnostic(s) of this statement are not shown ({errors_dropped} of them errors)"
+        ))
+        .with_help("Fix the ones shown and run it again.");
+        more.span = span;
+        kept.push(more);
+        *diags = kept;
+    }
+    for d in diags.iter_mut() {
+        cut(&mut d.message);
+        d.notes.truncate(limit);
+        d.notes.iter_mut().for_each(cut);
+        if let Some(h) = d.help.as_mut() {
+            cut(h);
+        }
+    }
+}
+
+fn cut(text: &mut String) {
+    if text.len() <= MAX_MESSAGE_CHARS {
+        return;
+    }
+    let total = text.chars().count();
+    if total <= MAX_MESSAGE_CHARS {
+        return;
+    }
+    let head: String = text.chars().take(MAX_MESSAGE_CHARS).collect();
+    *text = format!("{head}… ({} more characters)", total - MAX_MESSAGE_CHARS);
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let label = match self.severity {
@@ -215,6 +264,33 @@ mod tests {
             d.to_string(),
             "error: unknown option 'topik' (at 3:5)\n  note: valid options are listed by DESCRIBE CONNECTOR kafka\n  help: Did you mean 'topic'?"
         );
+    }
+
+    #[test]
+    fn many_diagnostics_are_capped_with_a_count_and_long_ones_cut() {
+        let mut ds: Vec<Diagnostic> = (0..1000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    Diagnostic::warning(format!("w{i}"))
+                } else {
+                    Diagnostic::error(format!("e{i} {}", "x".repeat(5000)))
+                }
+            })
+            .collect();
+        bound_diagnostics(&mut ds);
+        let limit = crate::limits::MAX_DIAGNOSTICS_PER_STATEMENT;
+        assert_eq!(ds.len(), limit + 1);
+        assert!(ds[..limit].iter().all(Diagnostic::is_error));
+        assert_eq!(
+            ds[limit].message,
+            format!(
+                "{} more diagnostic(s) of this statement are not shown ({} of them errors)",
+                1000 - limit,
+                500 - limit
+            )
+        );
+        assert!(ds[0].message.chars().count() < MAX_MESSAGE_CHARS + 40);
+        assert!(ds[0].message.ends_with("more characters)"));
     }
 
     #[test]

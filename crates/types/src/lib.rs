@@ -7,6 +7,7 @@ mod duration;
 mod field;
 mod format;
 mod ids;
+pub mod limits;
 pub mod options;
 mod records;
 mod schema;
@@ -14,7 +15,7 @@ mod secret;
 mod span;
 mod suggest;
 
-pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use diagnostic::{Diagnostic, Diagnostics, MAX_MESSAGE_CHARS, Severity, bound_diagnostics};
 pub use duration::{parse_data_size, parse_interval_micros};
 pub use field::{FieldType, SourceField, TimeUnit};
 pub use format::{
@@ -28,6 +29,9 @@ pub use records::{
     RegistrySource, VirtualColumn, Watermark,
 };
 pub use schema::{ConnectionSchema, ConnectionType, SchemaDefinition, SchemaError};
-pub use secret::{REDACTED, contains_env_reference, env_references, resolve_env};
+pub use secret::{
+    REDACTED, contains_env_reference, contains_redacted, env_references, looks_secret, redact_text,
+    resolve_env, secret_ranges,
+};
 pub use span::{Location, Span};
 pub use suggest::{closest, edit_distance};

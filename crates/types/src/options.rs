@@ -5,8 +5,11 @@
 //! points at the value.
 
 use crate::diagnostic::Diagnostic;
+use crate::limits::shorten;
 use crate::records::{OptionEntry, OptionValue};
+use crate::secret::{REDACTED, contains_redacted};
 use crate::span::Span;
+use std::collections::HashMap;
 
 /// One `key = value` pair as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,11 +52,13 @@ impl SqlOption {
     }
 }
 
-/// The options of one WITH clause.
+/// The options of one WITH clause. Keys are indexed, so taking every option of a long
+/// clause is linear in its length.
 #[derive(Debug, Clone, Default)]
 pub struct WithOptions {
     items: Vec<SqlOption>,
     taken: Vec<bool>,
+    index: HashMap<String, usize>,
 }
 
 impl WithOptions {
@@ -61,30 +66,54 @@ impl WithOptions {
     /// dropped so the rest of the pipeline still sees one value).
     pub fn new(options: Vec<SqlOption>) -> (Self, Vec<Diagnostic>) {
         let mut items: Vec<SqlOption> = Vec::with_capacity(options.len());
+        let mut index = HashMap::with_capacity(options.len());
         let mut diagnostics = Vec::new();
         for opt in options {
-            if let Some(first) = items.iter().find(|o| o.key == opt.key) {
+            if let Some(first) = index.get(&opt.key).map(|&i: &usize| &items[i]) {
                 diagnostics.push(
-                    Diagnostic::error(format!("option '{}' is specified more than once", opt.key))
-                        .with_span(opt.key_span)
-                        .with_note(format!(
-                            "first specified at line {}, column {}",
-                            first.key_span.start.line, first.key_span.start.column
-                        ))
-                        .with_help("Remove one of the two settings."),
+                    Diagnostic::error(format!(
+                        "option '{}' is specified more than once",
+                        shorten(&opt.key)
+                    ))
+                    .with_span(opt.key_span)
+                    .with_note(format!(
+                        "first specified at line {}, column {}",
+                        first.key_span.start.line, first.key_span.start.column
+                    ))
+                    .with_help("Remove one of the two settings."),
                 );
                 continue;
             }
+            if holds_placeholder(&opt.value) {
+                diagnostics.push(
+                    Diagnostic::error(format!(
+                        "option '{}' holds '{REDACTED}', the placeholder Tributary prints in place of a secret",
+                        shorten(&opt.key)
+                    ))
+                    .with_span(opt.value_span)
+                    .with_note("SHOW CREATE and DESCRIBE never print secrets, so their output cannot give one back")
+                    .with_help("Give the secret itself, or a reference to an environment variable such as '{{ KAFKA_PASSWORD }}'."),
+                );
+            }
+            index.insert(opt.key.clone(), items.len());
             items.push(opt);
         }
         let taken = vec![false; items.len()];
-        (Self { items, taken }, diagnostics)
+        (
+            Self {
+                items,
+                taken,
+                index,
+            },
+            diagnostics,
+        )
     }
 
     /// Add an option the statement implies (a temporary table's `type = 'lookup'`), unless
     /// one with its key is present.
     pub fn supply(&mut self, option: SqlOption) {
-        if !self.items.iter().any(|o| o.key == option.key) {
+        if !self.index.contains_key(&option.key) {
+            self.index.insert(option.key.clone(), self.items.len());
             self.items.push(option);
             self.taken.push(false);
         }
@@ -92,11 +121,8 @@ impl WithOptions {
 
     /// Look at an option without consuming it.
     pub fn peek(&self, key: &str) -> Option<&SqlOption> {
-        self.items
-            .iter()
-            .zip(&self.taken)
-            .find(|(o, t)| !**t && o.key == key)
-            .map(|(o, _)| o)
+        let &i = self.index.get(key)?;
+        (!self.taken[i]).then(|| &self.items[i])
     }
 
     /// Whether an option is present (and not yet consumed).
@@ -106,13 +132,12 @@ impl WithOptions {
 
     /// Consume an option.
     pub fn take(&mut self, key: &str) -> Option<SqlOption> {
-        let idx = self
-            .items
-            .iter()
-            .enumerate()
-            .position(|(i, o)| !self.taken[i] && o.key == key)?;
-        self.taken[idx] = true;
-        Some(self.items[idx].clone())
+        let &i = self.index.get(key)?;
+        if self.taken[i] {
+            return None;
+        }
+        self.taken[i] = true;
+        Some(self.items[i].clone())
     }
 
     /// Consume every option whose key starts with `prefix`.
@@ -191,12 +216,21 @@ impl WithOptions {
     }
 }
 
+/// Whether a value holds the redaction placeholder anywhere.
+fn holds_placeholder(value: &OptionValue) -> bool {
+    match value {
+        OptionValue::String(s) | OptionValue::Identifier(s) => contains_redacted(s),
+        OptionValue::Array(items) => items.iter().any(holds_placeholder),
+        _ => false,
+    }
+}
+
 /// The diagnostic for a value of the wrong kind. Never echoes the value itself, which may
 /// be a secret.
 pub fn expected(o: &SqlOption, what: &str, example: &str) -> Diagnostic {
     Diagnostic::error(format!(
         "expected option '{}' to be {what}, but it is {}",
-        o.key,
+        shorten(&o.key),
         o.value_kind()
     ))
     .with_span(o.value_span)
@@ -215,9 +249,12 @@ pub fn quote_key(key: &str) -> String {
 /// The diagnostic for `value` outside the enumeration `allowed` of option `key`, with a
 /// did-you-mean when one is close.
 pub fn not_allowed(key: &str, value: &str, allowed: &[&str], span: Span) -> Diagnostic {
-    let d = Diagnostic::error(format!("invalid value '{value}' for option '{key}'"))
-        .with_span(span)
-        .with_note(format!("allowed values are {}", quoted_list(allowed)));
+    let d = Diagnostic::error(format!(
+        "invalid value '{}' for option '{key}'",
+        shorten(value)
+    ))
+    .with_span(span)
+    .with_note(format!("allowed values are {}", quoted_list(allowed)));
     match crate::suggest::closest(value, allowed.iter().copied()) {
         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
         None => d.with_help(format!("Use one of {}.", quoted_list(allowed))),
@@ -311,6 +348,27 @@ mod tests {
         );
         assert_eq!(diags[0].span.unwrap().start.line, 2);
         assert_eq!(opts.all().len(), 1);
+    }
+
+    #[test]
+    fn the_redaction_placeholder_is_refused_as_a_value() {
+        let (_, diags) = WithOptions::new(vec![
+            opt("password", OptionValue::String("********".into()), 1),
+            opt("url", OptionValue::String("redis://********@h".into()), 2),
+            opt("topic", OptionValue::String("t".into()), 3),
+        ]);
+        assert_eq!(diags.len(), 2);
+        assert_eq!(
+            diags[0].message,
+            "option 'password' holds '********', the placeholder Tributary prints in place of a secret"
+        );
+        assert!(
+            diags[0]
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("{{ KAFKA_PASSWORD }}")
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use crate::field::{FieldType, quote_ident};
 use crate::ids::{ProfileId, TableId};
 use crate::schema::{ConnectionSchema, ConnectionType};
-use crate::secret::REDACTED;
+use crate::secret::{REDACTED, redact_text};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -96,10 +96,29 @@ impl OptionEntry {
         } else {
             format!("'{}'", self.key)
         };
+        format!("{key} = {}", self.printable_value())
+    }
+
+    /// The value as SQL, safe to print: a secret as `'********'`, and credentials inside
+    /// other values (URL userinfo, `password=...` pairs) redacted.
+    pub fn printable_value(&self) -> OptionValue {
         if self.sensitive {
-            format!("{key} = '{REDACTED}'")
-        } else {
-            format!("{key} = {}", self.value)
+            return OptionValue::String(REDACTED.into());
+        }
+        self.value.redacted()
+    }
+}
+
+impl OptionValue {
+    /// The value with credentials inside its text redacted (see [`crate::redact_text`]).
+    pub fn redacted(&self) -> OptionValue {
+        match self {
+            OptionValue::String(s) => OptionValue::String(redact_text(s).into_owned()),
+            OptionValue::Identifier(s) => OptionValue::Identifier(redact_text(s).into_owned()),
+            OptionValue::Array(items) => {
+                OptionValue::Array(items.iter().map(OptionValue::redacted).collect())
+            }
+            other => other.clone(),
         }
     }
 }

@@ -30,19 +30,32 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 /// The candidate closest to `input`, if it is close enough to be a plausible typo: at most
 /// one edit per three characters of the shorter word (and at least one). A dotted
 /// candidate also matches by its last part (`ofset` suggests `source.offset`).
+///
+/// Names longer than any real name (`limits::MAX_SUGGESTED_NAME_CHARS`) get no
+/// suggestion, and pairs whose lengths alone rule them out are never compared, so the cost
+/// is linear in the input.
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let close = |a: &str, b: &str| {
-        let limit = (a.chars().count().min(b.chars().count()) / 3).max(1);
+    let input_chars = input.chars().count();
+    if input_chars > crate::limits::MAX_SUGGESTED_NAME_CHARS {
+        return None;
+    }
+    let close = |a: &str, a_chars: usize, b: &str| {
+        let b_chars = b.chars().count();
+        let limit = (a_chars.min(b_chars) / 3).max(1);
+        // The distance is at least the difference in length.
+        if a_chars.abs_diff(b_chars) > limit || b_chars > crate::limits::MAX_SUGGESTED_NAME_CHARS {
+            return None;
+        }
         let d = edit_distance(a, b);
         (d <= limit).then_some(d)
     };
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let mut d = close(input, c);
+        let mut d = close(input, input_chars, c);
         if let Some((_, last)) = c.rsplit_once('.')
             && !input.contains('.')
         {
-            d = match (d, close(input, last)) {
+            d = match (d, close(input, input_chars, last)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
@@ -81,5 +94,14 @@ mod tests {
         assert_eq!(edit_distance("kafak", "kafka"), 1);
         assert_eq!(closest("kafak", ["kafka", "nexmark"]), Some("kafka"));
         assert_eq!(closest("type", ["lookup.cache.ttl", "event_rate"]), None);
+    }
+
+    #[test]
+    fn huge_inputs_are_not_compared() {
+        let huge = "k".repeat(1_000_000);
+        let started = std::time::Instant::now();
+        let keys: Vec<String> = (0..1000).map(|i| format!("key_{i}")).collect();
+        assert_eq!(closest(&huge, keys.iter().map(String::as_str)), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
 }

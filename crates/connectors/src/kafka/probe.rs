@@ -6,7 +6,7 @@
 
 use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
 use rdkafka::client::ClientContext;
-use rdkafka::config::ClientConfig;
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
@@ -98,18 +98,37 @@ async fn reach(probe: &mut Probe<'_>, servers: &str) -> bool {
     true
 }
 
-/// Keeps the errors librdkafka reported through its callback (each once): a failed TLS
-/// or SASL handshake is told only there, while the call that failed says "broker
-/// transport failure".
+/// Keeps the errors librdkafka reported (each once): a failed TLS or SASL handshake is
+/// told only there, while the call that failed says "broker transport failure". Error
+/// events wait in a queue until the client is polled, but librdkafka's broker threads log
+/// the same failures at once, so both are recorded.
 #[derive(Clone, Default)]
 struct Recorder(Arc<Mutex<Vec<String>>>);
 
-impl ClientContext for Recorder {
-    fn error(&self, _error: KafkaError, reason: &str) {
+impl Recorder {
+    fn record(&self, reason: &str) {
         if let Ok(mut seen) = self.0.lock()
             && !seen.iter().any(|r| r == reason)
         {
             seen.push(reason.to_string());
+        }
+    }
+}
+
+impl ClientContext for Recorder {
+    fn error(&self, _error: KafkaError, reason: &str) {
+        self.record(reason);
+    }
+
+    fn log(&self, level: RDKafkaLogLevel, _facility: &str, message: &str) {
+        if matches!(
+            level,
+            RDKafkaLogLevel::Emerg
+                | RDKafkaLogLevel::Alert
+                | RDKafkaLogLevel::Critical
+                | RDKafkaLogLevel::Error
+        ) {
+            self.record(message);
         }
     }
 }

@@ -155,7 +155,8 @@ pub(crate) fn build_profile(
             .map(|p| p.name.clone())
             .unwrap_or_else(|| name.value.clone()),
         connector: c.id().to_string(),
-        description: c.profile_description(&mapped.config),
+        description: tributary_types::redact_text(&c.profile_description(&mapped.config))
+            .into_owned(),
         config: mapped.config,
         options: entries,
         created_at: existing.map(|p| p.created_at).unwrap_or(now),

@@ -301,7 +301,10 @@ pub(crate) fn build_table(
             profile: profile.map(|p| p.id),
             inline_profile: inline_settings.map(|m| m.config),
             connection_type,
-            description: c.table_description(&config, connection_type),
+            description: tributary_types::redact_text(
+                &c.table_description(&config, connection_type),
+            )
+            .into_owned(),
             config,
             schema,
             options,

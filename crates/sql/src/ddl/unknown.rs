@@ -1,5 +1,6 @@
 //! Reporting options nobody consumed: every unknown key, with the nearest valid key.
 
+use tributary_types::limits::shorten;
 use tributary_types::options::quote_key;
 use tributary_types::{Diagnostic, WithOptions, closest};
 
@@ -21,7 +22,7 @@ pub(crate) fn report_unknown(
     for o in remaining {
         let mut d = Diagnostic::error(format!(
             "unknown option '{}' for {object} of connector '{connector}'",
-            o.key
+            shorten(&o.key)
         ))
         .with_span(o.key_span)
         .with_note(format!(
@@ -32,7 +33,7 @@ pub(crate) fn report_unknown(
             None => {
                 d = d.with_help(format!(
                     "Remove {}, or check its spelling.",
-                    quote_key(&o.key)
+                    quote_key(&shorten(&o.key))
                 ))
             }
         }

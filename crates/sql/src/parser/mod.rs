@@ -6,6 +6,7 @@
 pub mod ast;
 mod create_table;
 mod options;
+mod shape;
 pub mod spans;
 
 use ast::{DropBehavior, Name, ParsedStatement, Statement};
@@ -14,6 +15,7 @@ use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
 use spans::{LineIndex, parser_error, span};
+use tributary_types::limits::{MAX_COLUMNS, MAX_OPTIONS, MAX_SCRIPT_BYTES};
 use tributary_types::{Diagnostic, Span};
 
 /// The dialect every statement is read with (DataFusion's default).
@@ -26,11 +28,27 @@ pub struct ParseFailure {
     pub span: Span,
     /// The problem.
     pub diagnostic: Box<Diagnostic>,
+    /// The statement's text, as far as it could be told apart.
+    pub text: String,
 }
 
 /// Split and parse a script. Each statement parses independently, so one syntax error
 /// does not hide the others; a tokenizer error (an unterminated string) ends the script.
+/// Time is linear in the script's length; statements past the limits of
+/// `tributary_types::limits` are refused before they are parsed.
 pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
+    if sql.len() > MAX_SCRIPT_BYTES {
+        let at = tributary_types::Location::new(1, 1);
+        return vec![Err(failure(
+            Span::new(at, at),
+            "",
+            Diagnostic::error(format!(
+                "the script is {} bytes long, more than the limit of {MAX_SCRIPT_BYTES}",
+                sql.len()
+            ))
+            .with_help("Split it into several scripts."),
+        ))];
+    }
     let index = LineIndex::new(sql);
     let tokens = match Tokenizer::new(&DIALECT, sql).tokenize_with_location() {
         Ok(t) => t,
@@ -38,14 +56,13 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
             let at = tributary_types::Location::new(e.location.line, e.location.column);
             let span = Span::new(at, at);
             let message = e.message.to_lowercase();
-            return vec![Err(ParseFailure {
+            return vec![Err(failure(
                 span,
-                diagnostic: Box::new(
-                    Diagnostic::error(format!("syntax error: {message}"))
-                        .with_span(span)
-                        .with_help("Close every quoted string and comment."),
-                ),
-            })];
+                sql,
+                Diagnostic::error(format!("syntax error: {message}"))
+                    .with_span(span)
+                    .with_help("Close every quoted string and comment."),
+            ))];
         }
     };
     split(tokens)
@@ -57,20 +74,59 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
                 .unwrap_or_default();
             let last = stmt_tokens.last().map(|t| span(t.span)).unwrap_or_default();
             let whole = first.union(&last);
-            let text = index.slice(whole).to_string();
-            match parse_statement(stmt_tokens) {
-                Ok(statement) => Ok(ParsedStatement {
-                    statement,
-                    span: whole,
-                    text,
-                }),
-                Err(diagnostic) => Err(ParseFailure {
-                    span: whole,
-                    diagnostic: Box::new(diagnostic),
-                }),
-            }
+            let text = index.slice(whole);
+            shape::check_shape(&stmt_tokens, text.len()).map_err(|d| failure(whole, text, d))?;
+            let statement = parse_statement(stmt_tokens).map_err(|d| failure(whole, text, d))?;
+            check_counts(&statement).map_err(|d| failure(whole, text, d))?;
+            Ok(ParsedStatement {
+                statement,
+                span: whole,
+                text: text.to_string(),
+            })
         })
         .collect()
+}
+
+fn failure(span: Span, text: &str, diagnostic: Diagnostic) -> ParseFailure {
+    ParseFailure {
+        span,
+        diagnostic: Box::new(diagnostic),
+        text: text.to_string(),
+    }
+}
+
+/// The limits on how many options and columns a statement gives.
+fn check_counts(statement: &Statement) -> Result<(), Diagnostic> {
+    let (options, with_span, columns, name_span) = match statement {
+        Statement::CreateTable(t) => (t.options.len(), t.with_span, t.columns.len(), t.name.span),
+        Statement::CreateProfile {
+            options,
+            with_span,
+            name,
+            ..
+        }
+        | Statement::AlterProfile {
+            options,
+            with_span,
+            name,
+        } => (options.len(), *with_span, 0, name.span),
+        _ => return Ok(()),
+    };
+    if options > MAX_OPTIONS {
+        return Err(Diagnostic::error(format!(
+            "the statement gives {options} options, more than the limit of {MAX_OPTIONS}"
+        ))
+        .with_span(with_span)
+        .with_help("No connector has that many options; remove the ones that are not needed."));
+    }
+    if columns > MAX_COLUMNS {
+        return Err(Diagnostic::error(format!(
+            "the table declares {columns} columns, more than the limit of {MAX_COLUMNS}"
+        ))
+        .with_span(name_span)
+        .with_help("Keep the columns the table needs, or nest related ones in a STRUCT."));
+    }
+    Ok(())
 }
 
 /// Split at semicolons, dropping whitespace-only statements and leading/trailing
@@ -87,16 +143,16 @@ fn split(tokens: Vec<TokenWithSpan>) -> Vec<Vec<TokenWithSpan>> {
     }
     out.push(cur);
     out.into_iter()
-        .map(|mut s| {
-            while s.first().is_some_and(is_trivia) {
-                s.remove(0);
-            }
+        .filter_map(|mut s| {
+            // Drain the leading whitespace at once: one token at a time is quadratic in a
+            // script of many blank lines.
+            let start = s.iter().position(|t| !is_trivia(t))?;
+            s.drain(..start);
             while s.last().is_some_and(is_trivia) {
                 s.pop();
             }
-            s
+            Some(s)
         })
-        .filter(|s| !s.is_empty())
         .collect()
 }
 

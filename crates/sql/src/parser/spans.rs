@@ -57,42 +57,61 @@ fn lowercase_first(s: &str) -> String {
 }
 
 /// Byte offsets of each line start in `text`, to slice statements out of a script.
+/// Locations count characters; on a line of ASCII a column is a byte offset, and other
+/// lines keep a table of their characters' offsets, so every lookup is O(1) and indexing
+/// is linear in the text.
 #[derive(Debug)]
-pub struct LineIndex {
+pub struct LineIndex<'a> {
+    text: &'a str,
     starts: Vec<usize>,
-    text_len: usize,
-    text: String,
+    /// For each line that is not all ASCII, the byte offset of each character (relative
+    /// to the line's start) and the line's length.
+    wide: std::collections::HashMap<usize, Vec<u32>>,
 }
 
-impl LineIndex {
+impl<'a> LineIndex<'a> {
     /// Index `text`.
-    pub fn new(text: &str) -> Self {
+    pub fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Self {
-            starts,
-            text_len: text.len(),
-            text: text.to_string(),
+        let mut wide = std::collections::HashMap::new();
+        for (line, &start) in starts.iter().enumerate() {
+            let end = starts.get(line + 1).copied().unwrap_or(text.len());
+            let content = &text[start..end];
+            if !content.is_ascii() {
+                // Scripts are capped well below 4 GiB, so offsets fit in u32.
+                let mut offsets: Vec<u32> = content.char_indices().map(|(i, _)| i as u32).collect();
+                offsets.push(content.len() as u32);
+                wide.insert(line, offsets);
+            }
         }
+        Self { text, starts, wide }
     }
 
     /// The byte offset of a 1-based line/column location (columns count characters).
     pub fn offset(&self, loc: Location) -> usize {
-        let Some(&start) = self.starts.get(loc.line.saturating_sub(1) as usize) else {
-            return self.text_len;
+        let line = loc.line.saturating_sub(1) as usize;
+        let Some(&start) = self.starts.get(line) else {
+            return self.text.len();
         };
-        let line = &self.text[start..];
+        let end = self
+            .starts
+            .get(line + 1)
+            .copied()
+            .unwrap_or(self.text.len());
         let col = loc.column.saturating_sub(1) as usize;
-        start
-            + line
-                .char_indices()
-                .nth(col)
-                .map(|(i, _)| i)
-                .unwrap_or(line.len())
+        let within = match self.wide.get(&line) {
+            Some(offsets) => offsets
+                .get(col)
+                .or(offsets.last())
+                .map_or(0, |o| *o as usize),
+            None => col,
+        };
+        (start + within).min(end)
     }
 
     /// The text between two locations.
-    pub fn slice(&self, span: Span) -> &str {
+    pub fn slice(&self, span: Span) -> &'a str {
         let (a, b) = (self.offset(span.start), self.offset(span.end));
         &self.text[a.min(b)..b.max(a)]
     }
@@ -109,6 +128,16 @@ mod tests {
             Span::default(),
         );
         assert_eq!(d.message, "syntax error: expected ), found foo");
+    }
+
+    #[test]
+    fn columns_past_the_end_of_a_line_stop_at_it() {
+        let idx = LineIndex::new("ab\ncd");
+        assert_eq!(idx.offset(Location::new(1, 10)), 3);
+        assert_eq!(idx.offset(Location::new(9, 1)), 5);
+        let idx = LineIndex::new("é\nx");
+        assert_eq!(idx.offset(Location::new(1, 2)), 2);
+        assert_eq!(idx.offset(Location::new(1, 9)), 3);
     }
 
     #[test]

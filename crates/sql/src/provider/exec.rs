@@ -34,7 +34,7 @@ impl ConnectionScanExec {
         Self {
             table: table.name.clone(),
             connector: table.connector.clone(),
-            description: table.description.clone(),
+            description: tributary_types::redact_text(&table.description).into_owned(),
             limit,
             properties: Arc::new(PlanProperties::new(
                 EquivalenceProperties::new(schema),
@@ -125,7 +125,7 @@ impl ConnectionSinkExec {
         Self::from_parts(
             table.name.clone(),
             table.connector.clone(),
-            table.description.clone(),
+            tributary_types::redact_text(&table.description).into_owned(),
             input,
         )
     }

@@ -5,6 +5,7 @@
 //! and tables), `show` (SHOW and DESCRIBE), `probes` (the statements that connect) and
 //! `query` (everything DataFusion plans).
 
+mod boundary;
 mod ddl;
 mod outcome;
 mod probes;
@@ -12,7 +13,7 @@ mod query;
 mod show;
 mod validation;
 
-pub use outcome::{Mode, Outcome, Output, StatementError, StatementResult};
+pub use outcome::{Mode, Outcome, Output, ScriptSummary, StatementError, StatementResult};
 
 use crate::ddl::catalog_diagnostic;
 use crate::errors::datafusion_diagnostic;
@@ -22,6 +23,7 @@ use crate::provider::{SessionShared, TributaryCatalogProvider};
 use crate::testing;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use outcome::Handled;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use tributary_catalog::{CatalogStore, Change};
 use tributary_types::{Diagnostic, Span, closest};
@@ -144,9 +146,11 @@ impl Session {
         let stmt = match stmt {
             Some(Ok(s)) if extra == 0 => s,
             Some(Err(f)) if extra == 0 => {
+                let mut diagnostics = vec![*f.diagnostic];
+                boundary::seal_diagnostics(&mut diagnostics, &f.text);
                 return Err(StatementError {
                     span: f.span,
-                    diagnostics: vec![*f.diagnostic],
+                    diagnostics,
                 });
             }
             other => {
@@ -163,7 +167,10 @@ impl Session {
             }
         };
         let span = stmt.span;
-        let fail = |diagnostics: Vec<Diagnostic>| StatementError { span, diagnostics };
+        let fail = |mut diagnostics: Vec<Diagnostic>| {
+            boundary::seal_diagnostics(&mut diagnostics, &stmt.text);
+            StatementError { span, diagnostics }
+        };
         if let Statement::Query = stmt.statement {
             let state = self.ctx.state();
             let planned = self.plan_query(&stmt, &state).await.map_err(fail)?;
@@ -185,29 +192,49 @@ impl Session {
     /// stops at the first failure, which is the last outcome.
     pub async fn run_script(&self, sql: &str, mode: Mode) -> Vec<Outcome> {
         let mut out = Vec::new();
-        self.run_script_with(sql, mode, |o| out.push(o)).await;
+        self.run_script_with(sql, mode, |o| {
+            out.push(o);
+            ControlFlow::Continue(())
+        })
+        .await;
         out
     }
 
     /// Run (or check) a script, handing each statement's outcome to `each` as soon as the
     /// statement has finished (and, for DDL, its change is durable), so a caller can print
     /// it before the next statement starts. In [`Mode::Run`] the script stops at the first
-    /// failure.
-    pub async fn run_script_with(&self, sql: &str, mode: Mode, mut each: impl FnMut(Outcome)) {
+    /// failure, and wherever `each` breaks (its reader has gone). A script reports at most
+    /// `limits::MAX_DIAGNOSTICS_PER_SCRIPT` diagnostics; the summary counts the rest.
+    pub async fn run_script_with(
+        &self,
+        sql: &str,
+        mode: Mode,
+        mut each: impl FnMut(Outcome) -> ControlFlow<()>,
+    ) -> ScriptSummary {
+        let mut budget = boundary::ScriptBudget::new();
+        let mut summary = ScriptSummary::default();
         for parsed in parse_script(sql) {
-            let outcome = match parsed {
-                Err(f) => Err(StatementError {
-                    span: f.span,
-                    diagnostics: vec![*f.diagnostic],
-                }),
+            let mut outcome = match parsed {
+                Err(f) => {
+                    let mut o = Err(StatementError {
+                        span: f.span,
+                        diagnostics: vec![*f.diagnostic],
+                    });
+                    boundary::seal(&mut o, &f.text);
+                    o
+                }
                 Ok(stmt) => self.run_statement(&stmt, mode).await,
             };
+            budget.admit(&mut outcome);
             let failed = outcome.is_err();
-            each(outcome);
-            if failed && mode == Mode::Run {
+            summary.statements += 1;
+            summary.failed += usize::from(failed);
+            if each(outcome).is_break() || (failed && mode == Mode::Run) {
                 break;
             }
         }
+        summary.suppressed_diagnostics = budget.suppressed();
+        summary
     }
 
     async fn run_statement(&self, stmt: &ParsedStatement, mode: Mode) -> Outcome {
@@ -256,14 +283,16 @@ impl Session {
             } => self.test_table(name, *limit, timeout, mode).await,
             Statement::Query => self.run_query(stmt, mode).await,
         };
-        match handled {
+        let mut outcome = match handled {
             Ok(reply) => Ok(StatementResult {
                 span,
                 output: reply.output,
                 warnings: reply.warnings,
             }),
             Err(diagnostics) => Err(StatementError { span, diagnostics }),
-        }
+        };
+        boundary::seal(&mut outcome, &stmt.text);
+        outcome
     }
 
     fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {

@@ -65,6 +65,17 @@ impl std::fmt::Display for StatementError {
 
 impl std::error::Error for StatementError {}
 
+/// What running a script came to, beyond each statement's outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScriptSummary {
+    /// Statements run (or checked).
+    pub statements: usize,
+    /// Statements that failed.
+    pub failed: usize,
+    /// Diagnostics not reported because the script reached its limit.
+    pub suppressed_diagnostics: usize,
+}
+
 /// One statement's outcome.
 pub type Outcome = Result<StatementResult, StatementError>;
 

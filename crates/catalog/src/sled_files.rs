@@ -1,0 +1,215 @@
+//! The files of a sled catalog directory, outside sled itself: the process lock (waited
+//! for up to a timeout), the commit lock that makes a consistent copy possible, private
+//! permissions, and the snapshot copy `tributary check` reads while another process
+//! holds the catalog.
+
+use crate::error::{CatalogError, Result};
+use fs2::FileExt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Held for a store's lifetime: keeps other processes from opening the catalog.
+pub(crate) const LOCK_FILE: &str = "tributary.lock";
+
+/// Held exclusively while a batch is written and flushed, and shared while a snapshot is
+/// copied, so a copy never sees half a commit.
+pub(crate) const COMMIT_LOCK_FILE: &str = "tributary.commit.lock";
+
+/// How often a waiting process tries the lock again.
+const RETRY: Duration = Duration::from_millis(100);
+
+/// How long to wait for a lock, and whom to tell that we are waiting.
+#[derive(Clone, Copy)]
+pub struct LockWait<'a> {
+    /// The longest wait; zero fails at once.
+    pub timeout: Duration,
+    /// Called once, when the lock is found taken and the wait begins.
+    pub on_wait: &'a dyn Fn(&Path),
+}
+
+impl std::fmt::Debug for LockWait<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockWait")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LockWait<'_> {
+    /// Fail at once when the catalog is taken.
+    pub const NONE: LockWait<'static> = LockWait {
+        timeout: Duration::ZERO,
+        on_wait: &|_| {},
+    };
+
+    /// Retry `attempt` until it stops answering "busy" or the wait is over; a catalog
+    /// still busy then is [`CatalogError::InUse`].
+    pub(crate) fn retry<T>(&self, path: &Path, mut attempt: impl FnMut() -> Busy<T>) -> Result<T> {
+        let started = Instant::now();
+        let mut told = false;
+        loop {
+            match attempt() {
+                Busy::Done(r) => return r,
+                Busy::Taken if started.elapsed() >= self.timeout => {
+                    return Err(CatalogError::InUse {
+                        path: path.to_path_buf(),
+                    });
+                }
+                Busy::Taken => {
+                    if !told {
+                        (self.on_wait)(path);
+                        told = true;
+                    }
+                    std::thread::sleep(RETRY.min(self.timeout.saturating_sub(started.elapsed())));
+                }
+            }
+        }
+    }
+}
+
+/// One attempt at something another process may hold.
+pub(crate) enum Busy<T> {
+    /// It worked, or failed for another reason.
+    Done(Result<T>),
+    /// Another process holds it.
+    Taken,
+}
+
+/// Whether an I/O error means another process holds a lock (sled's own lock on its log
+/// reports this until the previous owner's threads have let go).
+pub(crate) fn is_lock_conflict(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::WouldBlock || e.raw_os_error() == Some(11)
+}
+
+/// Take the catalog's process lock, creating the directory (private) if needed.
+pub(crate) fn lock_catalog(path: &Path, wait: LockWait<'_>) -> Result<File> {
+    let io = |source| CatalogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    create_private_dir(path).map_err(io)?;
+    let lock = private_file(&path.join(LOCK_FILE)).map_err(io)?;
+    wait.retry(path, || match lock.try_lock_exclusive() {
+        Ok(()) => Busy::Done(Ok(())),
+        Err(_) => Busy::Taken,
+    })?;
+    Ok(lock)
+}
+
+/// The commit lock file of the catalog at `path`.
+pub(crate) fn commit_lock(path: &Path) -> Result<File> {
+    private_file(&path.join(COMMIT_LOCK_FILE)).map_err(|source| CatalogError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The commit lock, taken exclusively for the life of the guard.
+pub(crate) struct CommitGuard<'a>(&'a File);
+
+impl<'a> CommitGuard<'a> {
+    pub(crate) fn exclusive(file: &'a File, path: &Path) -> Result<Self> {
+        file.lock_exclusive().map_err(|source| CatalogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self(file))
+    }
+}
+
+impl Drop for CommitGuard<'_> {
+    fn drop(&mut self) {
+        let _ = FileExt::unlock(self.0);
+    }
+}
+
+/// A directory only its owner can enter, created if needed; an existing one is made so.
+pub(crate) fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(path)?;
+    set_mode(path, 0o700)
+}
+
+/// A file only its owner can read, created if needed.
+pub(crate) fn private_file(path: &Path) -> std::io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .read(true)
+        .open(path)?;
+    set_mode(path, 0o600)?;
+    Ok(file)
+}
+
+/// Make every file under `dir` owner-only (0600, directories 0700), whatever the umask
+/// was when they were made. The catalog holds secrets as written.
+pub(crate) fn make_private(dir: &Path) -> std::io::Result<()> {
+    set_mode(dir, 0o700)?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            make_private(&path)?;
+        } else {
+            set_mode(&path, 0o600)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Copy the sled files of the catalog at `from` into the new directory `to`, while no
+/// commit is under way (the commit lock is held shared, waited for up to `wait`). Sled's
+/// snapshots are copied before its log, so the log is never older than a snapshot.
+pub(crate) fn copy_catalog(from: &Path, to: &Path, wait: LockWait<'_>) -> Result<()> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CatalogError::Io { path, source }
+    };
+    let commit = private_file(&from.join(COMMIT_LOCK_FILE)).map_err(io(from))?;
+    wait.retry(from, || match FileExt::try_lock_shared(&commit) {
+        Ok(()) => Busy::Done(Ok(())),
+        Err(_) => Busy::Taken,
+    })?;
+    let copied = copy_dir(&from.join("db"), &to.join("db"));
+    let _ = FileExt::unlock(&commit);
+    copied.map_err(io(from))
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    create_private_dir(to)?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
+        } else {
+            files.push(entry.path());
+        }
+    }
+    // The log (`db`) last: everything a snapshot refers to is in it.
+    files.sort_by_key(|p| p.file_name().is_some_and(|n| n == "db"));
+    for file in files {
+        let Some(name) = file.file_name() else {
+            continue;
+        };
+        match std::fs::copy(&file, to.join(name)) {
+            Ok(_) => {}
+            // Sled replaced a snapshot meanwhile; the newer one (or the log) has it all.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! Writing to stdout and stderr without panicking: a reader that went away (`tributary
+//! run ... | head -1`) ends the output quietly, and a closed stderr is ignored.
+
+use std::io::Write;
+
+/// Standard output, line by line, flushed after each piece so that what was printed is
+/// what has happened.
+#[derive(Debug, Default)]
+pub struct Stdout {
+    closed: bool,
+}
+
+impl Stdout {
+    /// Print `text` and a newline; `false` once the reader has gone.
+    pub fn line(&mut self, text: &str) -> bool {
+        if self.closed {
+            return false;
+        }
+        let mut out = std::io::stdout().lock();
+        let written = writeln!(out, "{text}").and_then(|()| out.flush());
+        if let Err(e) = written {
+            self.closed = true;
+            // Any other failure to write is reported once; a closed pipe is not an error.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                err_line(&format!("error: cannot write the output: {e}"));
+            }
+        }
+        !self.closed
+    }
+
+    /// Whether the reader has gone.
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+}
+
+/// Print a line to standard error, ignoring a closed stream.
+pub fn err_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}

@@ -1,0 +1,240 @@
+//! Where a script holds secrets: the string literals given to options that hold secrets
+//! (`password = 'hunter2'`), and credentials inside any string literal (URL userinfo,
+//! `password=...` pairs). Found on the tokens, so a statement that does not parse is
+//! masked as well as one that does; what diagnostics quote of the source shows
+//! `********` there instead.
+
+use crate::parser::DIALECT;
+use crate::parser::spans::LineIndex;
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use tributary_connectors::is_secret_option;
+use tributary_types::{Location, env_references, secret_ranges};
+
+/// Byte ranges of `text` to mask, in order and disjoint.
+pub(crate) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
+    let index = LineIndex::new(text);
+    let tokens = match Tokenizer::new(&DIALECT, text).tokenize_with_location() {
+        Ok(t) => t,
+        // An unterminated string: every quoted part of the text may hold a secret.
+        Err(_) => return quoted_parts(text),
+    };
+    let significant: Vec<&TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .collect();
+    let byte = |loc: datafusion::sql::sqlparser::tokenizer::Location| {
+        index.offset(Location::new(loc.line, loc.column))
+    };
+    let mut out = Vec::new();
+    for (i, t) in significant.iter().enumerate() {
+        let Some(content) = literal(&t.token) else {
+            continue;
+        };
+        let (start, end) = (byte(t.span.start), byte(t.span.end));
+        if start >= end {
+            continue;
+        }
+        let secret = key_before(&significant, i).is_some_and(|k| is_secret_option(&k));
+        if secret {
+            // A value made only of `{{ VAR }}` references names the secret; it is safe.
+            if !only_references(content) {
+                out.push((start, end));
+            }
+            continue;
+        }
+        // Credentials inside other literals, located in the source text of the literal
+        // (escaped quotes make it differ from the content only around them).
+        for (s, e) in secret_ranges(&text[start..end]) {
+            out.push((start + s, start + e));
+        }
+    }
+    merge(out)
+}
+
+/// The contents of the secret literals of `text`, for removing them from messages.
+pub(crate) fn secret_values(text: &str) -> Vec<String> {
+    let mut values: Vec<String> = secret_spans(text)
+        .into_iter()
+        .map(|(s, e)| text[s..e].trim_matches(['\'', '"']).replace("''", "'"))
+        // Too short to scrub without mangling ordinary words.
+        .filter(|v| v.chars().count() >= 4)
+        .collect();
+    values.sort_unstable();
+    values.dedup();
+    values
+}
+
+/// A string literal's content.
+fn literal(token: &Token) -> Option<&str> {
+    match token {
+        Token::SingleQuotedString(s)
+        | Token::DoubleQuotedString(s)
+        | Token::EscapedStringLiteral(s)
+        | Token::NationalStringLiteral(s) => Some(s),
+        Token::DollarQuotedString(d) => Some(&d.value),
+        // `"text"` is an identifier in this dialect, but an option's value all the same.
+        Token::Word(w) if w.quote_style.is_some() => Some(&w.value),
+        _ => None,
+    }
+}
+
+/// The option key a literal at `i` is the value of: `key = 'v'`, `'a.b' = 'v'`,
+/// `a.b.c = 'v'`, `messages.0 = 'v'`, or an element of `key = ['v', ...]`.
+fn key_before(tokens: &[&TokenWithSpan], i: usize) -> Option<String> {
+    let mut j = i.checked_sub(1)?;
+    if tokens[j].token != Token::Eq {
+        // An element of an array: step back over the elements to its bracket.
+        loop {
+            match &tokens[j].token {
+                Token::LBracket => break,
+                Token::Comma => {}
+                t if literal(t).is_some() => {}
+                _ => return None,
+            }
+            j = j.checked_sub(1)?;
+        }
+        j = j.checked_sub(1)?;
+        if tokens[j].token != Token::Eq {
+            return None;
+        }
+    }
+    // The key ends just before the `=`: a quoted name, or words joined by periods.
+    let mut k = j.checked_sub(1)?;
+    let mut parts = match &tokens[k].token {
+        Token::SingleQuotedString(s) => return Some(s.clone()),
+        Token::Word(w) => vec![w.value.clone()],
+        Token::Number(n, _) => vec![n.clone()],
+        _ => return None,
+    };
+    loop {
+        let joined = parts.last().is_some_and(|p| p.starts_with('.'));
+        let prev = match k.checked_sub(1) {
+            Some(p) => p,
+            None => break,
+        };
+        match &tokens[prev].token {
+            // `a.0` arrives as a word and the number `.0`.
+            Token::Word(w) if joined => {
+                parts.push(w.value.clone());
+                k = prev;
+            }
+            Token::Period => {
+                let Some(before) = prev.checked_sub(1) else {
+                    break;
+                };
+                match &tokens[before].token {
+                    Token::Word(w) => parts.push(format!("{}.", w.value)),
+                    Token::Number(n, _) => parts.push(format!("{n}.")),
+                    _ => break,
+                }
+                k = before;
+            }
+            _ => break,
+        }
+    }
+    parts.reverse();
+    Some(parts.concat())
+}
+
+fn only_references(content: &str) -> bool {
+    let refs = env_references(content);
+    if refs.is_empty() {
+        return false;
+    }
+    // Everything outside the references is blank.
+    let mut rest = content.to_string();
+    for r in refs {
+        for form in [format!("{{{{ {r} }}}}"), format!("{{{{{r}}}}}")] {
+            rest = rest.replace(&form, "");
+        }
+    }
+    rest.trim().is_empty()
+}
+
+/// Every quoted part of `text` (to its end when a quote is not closed).
+fn quoted_parts(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, char)> = None;
+    for (i, c) in text.char_indices() {
+        match open {
+            None if c == '\'' || c == '"' => open = Some((i, c)),
+            Some((start, q)) if c == q => {
+                out.push((start, i + 1));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((start, _)) = open {
+        out.push((start, text.len()));
+    }
+    out
+}
+
+fn merge(mut ranges: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    ranges.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn masked(text: &str) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for (s, e) in secret_spans(text) {
+            out.push_str(&text[at..s]);
+            out.push('#');
+            at = e;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    #[test]
+    fn secret_options_and_embedded_credentials_are_masked() {
+        assert_eq!(
+            masked(
+                "CREATE CONNECTION PROFILE p WITH (connector = 'kafka', 'auth.password' = 'hunter2', topic = 'x')"
+            ),
+            "CREATE CONNECTION PROFILE p WITH (connector = 'kafka', 'auth.password' = #, topic = 'x')"
+        );
+        assert_eq!(
+            masked("WITH (auth.password = 'hunter2', password = \"p2\")"),
+            "WITH (auth.password = #, password = #)"
+        );
+        assert_eq!(
+            masked(
+                "WITH (address = 'redis://u:pw@h:6379', client_configs = 'sasl.password=s3,acks=all')"
+            ),
+            "WITH (address = 'redis://#@h:6379', client_configs = 'sasl.password=#,acks=all')"
+        );
+        assert_eq!(
+            masked("WITH (subscription_messages.0 = '{\"token\": \"t\"}', headers = ['a', 'b'])"),
+            "WITH (subscription_messages.0 = #, headers = [#, #])"
+        );
+        // A misspelled secret is still a secret; a reference is not.
+        assert_eq!(
+            masked("WITH (pasword = 'x1', password = '{{ PW }}')"),
+            "WITH (pasword = #, password = '{{ PW }}')"
+        );
+        // An unterminated string: everything quoted from it on.
+        assert_eq!(masked("WITH (password = 'oops"), "WITH (password = #");
+    }
+
+    #[test]
+    fn values_are_listed_for_scrubbing() {
+        assert_eq!(
+            secret_values("WITH (password = 'it''s-secret', secret = 'ab')"),
+            vec!["it's-secret".to_string()]
+        );
+    }
+}

@@ -1,0 +1,76 @@
+//! What every statement's result passes through before it leaves the session: its
+//! diagnostics are bounded in number and length (and a script's in total), and no
+//! secret survives in their text, whichever rule produced them.
+
+use super::outcome::Outcome;
+use crate::mask::secret_values;
+use tributary_types::limits::MAX_DIAGNOSTICS_PER_SCRIPT;
+use tributary_types::{Diagnostic, REDACTED, bound_diagnostics, redact_text};
+
+/// Bound a statement's diagnostics (its errors, or its warnings on success), and redact
+/// them: the secret values written in `statement` (its text) and credentials inside any
+/// value.
+pub(super) fn seal(outcome: &mut Outcome, statement: &str) {
+    match outcome {
+        Ok(r) => seal_diagnostics(&mut r.warnings, statement),
+        Err(e) => seal_diagnostics(&mut e.diagnostics, statement),
+    }
+}
+
+/// [`seal`] for a list of diagnostics.
+pub(super) fn seal_diagnostics(diags: &mut Vec<Diagnostic>, statement: &str) {
+    bound_diagnostics(diags);
+    let secrets = secret_values(statement);
+    for d in diags.iter_mut() {
+        scrub(&mut d.message, &secrets);
+        d.notes.iter_mut().for_each(|n| scrub(n, &secrets));
+        if let Some(h) = d.help.as_mut() {
+            scrub(h, &secrets);
+        }
+    }
+}
+
+fn scrub(text: &mut String, secrets: &[String]) {
+    if let std::borrow::Cow::Owned(redacted) = redact_text(text) {
+        *text = redacted;
+    }
+    for s in secrets {
+        if text.contains(s.as_str()) {
+            *text = text.replace(s.as_str(), REDACTED);
+        }
+    }
+}
+
+/// How many diagnostics a script may still report; the rest are counted.
+#[derive(Debug)]
+pub(super) struct ScriptBudget {
+    left: usize,
+    suppressed: usize,
+}
+
+impl ScriptBudget {
+    pub(super) fn new() -> Self {
+        Self {
+            left: MAX_DIAGNOSTICS_PER_SCRIPT,
+            suppressed: 0,
+        }
+    }
+
+    /// Keep what the budget allows of `outcome`'s diagnostics.
+    pub(super) fn admit(&mut self, outcome: &mut Outcome) {
+        let diags: &mut Vec<Diagnostic> = match outcome {
+            Ok(r) => &mut r.warnings,
+            Err(e) => &mut e.diagnostics,
+        };
+        if diags.len() > self.left {
+            self.suppressed += diags.len() - self.left;
+            diags.truncate(self.left);
+        }
+        self.left -= diags.len();
+    }
+
+    /// How many diagnostics were not reported.
+    pub(super) fn suppressed(&self) -> usize {
+        self.suppressed
+    }
+}
