@@ -4,10 +4,11 @@
 //! counterparts. What has no single column type (other unions) becomes a JSON column, with
 //! a note saying why.
 
-use crate::expanded::{ColumnNote, ExpandedSchema, json_error_message};
+use crate::expanded::{Budget, ColumnNote, Exceeded, ExpandedSchema, json_error_message};
 use apache_avro::Schema;
 use apache_avro::schema::{Name, ResolvedSchema, UnionSchema};
 use std::collections::HashMap;
+use tributary_types::limits::{MAX_EXPANDED_FIELDS, MAX_SCHEMA_DEPTH};
 use tributary_types::{FieldType, SourceField, TimeUnit};
 
 /// Why an Avro schema could not be used.
@@ -48,6 +49,28 @@ pub enum AvroSchemaError {
         /// The field.
         path: String,
     },
+    /// The schema expands to too many fields.
+    #[error(
+        "the Avro schema expands to more than {MAX_EXPANDED_FIELDS} fields (nested fields included, each named type counted where it is used)"
+    )]
+    TooLarge,
+    /// Types nested too deeply.
+    #[error("{path} is nested more than {MAX_SCHEMA_DEPTH} levels deep")]
+    TooDeep {
+        /// Where the limit was crossed.
+        path: String,
+    },
+}
+
+impl AvroSchemaError {
+    fn exceeded(e: Exceeded, path: &str) -> Self {
+        match e {
+            Exceeded::Fields => AvroSchemaError::TooLarge,
+            Exceeded::Depth => AvroSchemaError::TooDeep {
+                path: path.to_string(),
+            },
+        }
+    }
 }
 
 /// Parse Avro schema text, reporting JSON syntax errors with their position.
@@ -69,6 +92,8 @@ pub fn fields_from_avro_schema(schema: &Schema) -> Result<ExpandedSchema, AvroSc
         names: resolved.get_names(),
         open: Vec::new(),
         notes: Vec::new(),
+        budget: Budget::default(),
+        depth: 0,
     };
     let record = match expander.deref(schema) {
         Schema::Record(r) => r,
@@ -98,6 +123,9 @@ struct Expander<'a, 's> {
     /// The records being expanded, outermost first, to catch recursion.
     open: Vec<Name>,
     notes: Vec<ColumnNote>,
+    budget: Budget,
+    /// How deeply types are nested at this point.
+    depth: usize,
 }
 
 impl<'s> Expander<'_, 's> {
@@ -118,6 +146,9 @@ impl<'s> Expander<'_, 's> {
         schema: &Schema,
         path: &str,
     ) -> Result<SourceField, AvroSchemaError> {
+        self.budget
+            .field()
+            .map_err(|e| AvroSchemaError::exceeded(e, path))?;
         let (inner, nullable) = match schema {
             Schema::Union(u) => match nullable_branch(u) {
                 Some(t) => (t, true),
@@ -149,6 +180,19 @@ impl<'s> Expander<'_, 's> {
     }
 
     fn field_type(&mut self, schema: &Schema, path: &str) -> Result<FieldType, AvroSchemaError> {
+        self.depth += 1;
+        let result = Budget::depth(self.depth)
+            .map_err(|e| AvroSchemaError::exceeded(e, path))
+            .and_then(|()| self.field_type_here(schema, path));
+        self.depth -= 1;
+        result
+    }
+
+    fn field_type_here(
+        &mut self,
+        schema: &Schema,
+        path: &str,
+    ) -> Result<FieldType, AvroSchemaError> {
         Ok(match self.deref(schema) {
             Schema::Null => return Err(AvroSchemaError::NullOnly { path: path.into() }),
             Schema::Boolean => FieldType::Bool,

@@ -20,6 +20,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::sync::Arc;
+use tributary_types::limits::MAX_INFLATED_MESSAGE_BYTES;
 use tributary_types::{
     BadData, ConnectionSchema, FieldType, Format, Framing, JsonCompression, JsonFormat,
     SourceField, TimestampFormat,
@@ -161,12 +162,21 @@ impl BatchDecoder {
         if self.gzip {
             let mut plain = Vec::with_capacity(message.len() * 4);
             let inflated = std::io::Read::read_to_end(
-                &mut flate2::read::MultiGzDecoder::new(message),
+                &mut std::io::Read::take(
+                    flate2::read::MultiGzDecoder::new(message),
+                    MAX_INFLATED_MESSAGE_BYTES + 1,
+                ),
                 &mut plain,
             );
             if let Err(e) = inflated {
                 self.records += 1;
                 return self.bad(format!("it is not valid gzip data: {e}"));
+            }
+            if plain.len() as u64 > MAX_INFLATED_MESSAGE_BYTES {
+                self.records += 1;
+                return self.bad(format!(
+                    "it inflates to more than {MAX_INFLATED_MESSAGE_BYTES} bytes"
+                ));
             }
             return self.push_plain(&plain);
         }

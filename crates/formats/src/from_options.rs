@@ -1,6 +1,7 @@
 //! Turning a WITH clause's format options into a [`Format`], [`BadData`] and [`Framing`].
 
 use crate::registry::{FORMATS, format_spec};
+use crate::schema_files::{ProtoDirectory, read_schema_file, read_schema_text};
 use tributary_types::options::{not_allowed, quoted_list, to_bool, to_u64};
 use tributary_types::{
     AvroFormat, BadData, DecimalEncoding, Diagnostic, Format, Framing, JsonCompression, JsonFormat,
@@ -258,7 +259,7 @@ fn avro_format(
                 .with_help("Give the schema inline or as a file, not both."),
         ),
         (Some((text, span)), None) => out.schema = Some(SchemaSource::Avro { text, span }),
-        (None, Some((path, span))) => match std::fs::read_to_string(&path) {
+        (None, Some((path, span))) => match read_schema_text(std::path::Path::new(&path)) {
             Ok(text) => out.schema = Some(SchemaSource::Avro { text, span }),
             Err(e) => diags.push(
                 Diagnostic::error(format!("cannot read Avro schema file '{path}': {e}"))
@@ -305,7 +306,7 @@ fn protobuf_format(
             );
             None
         }
-        (Some((path, span)), None) => match std::fs::read(&path) {
+        (Some((path, span)), None) => match read_schema_file(std::path::Path::new(&path)) {
             Ok(bytes) => Some((bytes, span)),
             Err(e) => {
                 diags.push(
@@ -371,10 +372,21 @@ fn compile_proto(path: &str) -> Result<Vec<u8>, String> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
-    let file = path.file_name().ok_or("the path names no file")?;
-    let mut compiler = protox::Compiler::new([dir]).map_err(|e| e.to_string())?;
+    let file = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .ok_or("the path names no file")?;
+    // The file itself is checked like any schema file before the compiler opens it.
+    read_schema_file(path)?;
+    let mut chain = protox::file::ChainFileResolver::new();
+    chain.add(ProtoDirectory {
+        dir,
+        read: Default::default(),
+    });
+    chain.add(protox::file::GoogleFileResolver::new());
+    let mut compiler = protox::Compiler::with_file_resolver(chain);
     compiler.include_imports(true);
-    compiler.open_files([file]).map_err(|e| e.to_string())?;
+    compiler.open_file(file).map_err(|e| e.to_string())?;
     Ok(compiler.encode_file_descriptor_set())
 }
 

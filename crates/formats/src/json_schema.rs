@@ -4,9 +4,11 @@
 //! strings, and what has no single Arrow type (unions, free-form maps) becomes a JSON
 //! column, with a note saying why.
 
-use crate::expanded::{ColumnNote, ExpandedSchema, json_error_message};
+use crate::expanded::{Budget, ColumnNote, Exceeded, ExpandedSchema, json_error_message};
 use serde_json::{Map, Value};
-use tributary_types::{FieldType, SourceField, TimeUnit};
+use std::borrow::Cow;
+use tributary_types::limits::{MAX_EXPANDED_FIELDS, MAX_SCHEMA_DEPTH};
+use tributary_types::{FieldType, SourceField, TimeUnit, closest};
 
 /// Why a schema could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,6 +57,45 @@ pub enum JsonSchemaError {
         /// What it is.
         found: String,
     },
+    /// A `type` that JSON Schema does not have.
+    #[error("{path} has type '{found}', which is not a JSON Schema type{}", suggestion.as_ref().map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default())]
+    UnknownType {
+        /// Where it is.
+        path: String,
+        /// The type as written.
+        found: String,
+        /// The closest real type.
+        suggestion: Option<String>,
+    },
+    /// The schema expands to too many fields.
+    #[error(
+        "the schema expands to more than {MAX_EXPANDED_FIELDS} fields (nested fields included, each reference counted where it is used)"
+    )]
+    TooLarge,
+    /// Types nested (or references chained) too deeply.
+    #[error(
+        "{path} is nested more than {MAX_SCHEMA_DEPTH} levels deep (types inside types, or references to references)"
+    )]
+    TooDeep {
+        /// Where the limit was crossed.
+        path: String,
+    },
+}
+
+/// The type names JSON Schema has.
+const JSON_TYPES: [&str; 7] = [
+    "string", "integer", "number", "boolean", "object", "array", "null",
+];
+
+impl JsonSchemaError {
+    fn exceeded(e: Exceeded, path: &str) -> Self {
+        match e {
+            Exceeded::Fields => JsonSchemaError::TooLarge,
+            Exceeded::Depth => JsonSchemaError::TooDeep {
+                path: path.to_string(),
+            },
+        }
+    }
 }
 
 /// Expand schema text into columns.
@@ -68,6 +109,8 @@ pub fn fields_from_json_schema(text: &str) -> Result<ExpandedSchema, JsonSchemaE
         root: &root,
         stack: Vec::new(),
         notes: Vec::new(),
+        budget: Budget::default(),
+        depth: 0,
     };
     let node = cx.resolve(&root, "schema")?;
     let Some(props) = object_properties(&node) else {
@@ -88,16 +131,51 @@ struct Expander<'a> {
     /// The `$ref`s being expanded, to catch cycles.
     stack: Vec<String>,
     notes: Vec<ColumnNote>,
+    budget: Budget,
+    /// How deep the expansion is: nested types and followed references.
+    depth: usize,
 }
 
 impl<'a> Expander<'a> {
-    /// Follow `$ref`s (and merge `allOf` parts) until a plain schema remains. Schemas are
-    /// small, so the result is an owned copy.
-    fn resolve(&mut self, node: &Value, path: &str) -> Result<Value, JsonSchemaError> {
+    /// Run `f` one level deeper, refusing to go past the depth limit.
+    fn nested<T>(
+        &mut self,
+        path: &str,
+        f: impl FnOnce(&mut Self) -> Result<T, JsonSchemaError>,
+    ) -> Result<T, JsonSchemaError> {
+        self.depth += 1;
+        let result = Budget::depth(self.depth)
+            .map_err(|e| JsonSchemaError::exceeded(e, path))
+            .and_then(|()| f(self));
+        self.depth -= 1;
+        result
+    }
+
+    /// Follow `$ref`s (and merge `allOf` parts) until a plain schema remains; borrowed
+    /// unless parts had to be merged.
+    fn resolve<'n>(
+        &mut self,
+        node: &'n Value,
+        path: &str,
+    ) -> Result<Cow<'n, Value>, JsonSchemaError>
+    where
+        'a: 'n,
+    {
+        self.nested(path, |cx| cx.resolve_here(node, path))
+    }
+
+    fn resolve_here<'n>(
+        &mut self,
+        node: &'n Value,
+        path: &str,
+    ) -> Result<Cow<'n, Value>, JsonSchemaError>
+    where
+        'a: 'n,
+    {
         let Some(obj) = node.as_object() else {
             return match node {
                 // `true` admits anything; `false` nothing: neither has a shape.
-                Value::Bool(_) => Ok(Value::Object(Map::new())),
+                Value::Bool(_) => Ok(Cow::Owned(Value::Object(Map::new()))),
                 other => Err(JsonSchemaError::NotASchema {
                     path: path.to_string(),
                     found: describe(other),
@@ -111,7 +189,7 @@ impl<'a> Expander<'a> {
                     path: path.to_string(),
                 });
             }
-            let target = self.lookup(reference, path)?;
+            let target: &'n Value = self.lookup(reference, path)?;
             self.stack.push(reference.to_string());
             let resolved = self.resolve(target, path);
             self.stack.pop();
@@ -123,10 +201,22 @@ impl<'a> Expander<'a> {
             for part in parts {
                 let part = self.resolve(part, path)?;
                 merge_into(&mut merged, &part);
+                // Merging copies the parts' properties: count them against the budget, so
+                // that many parts referring to one large definition stay bounded.
+                for _ in part
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                {
+                    self.budget
+                        .field()
+                        .map_err(|e| JsonSchemaError::exceeded(e, path))?;
+                }
             }
-            return Ok(Value::Object(merged));
+            return Ok(Cow::Owned(Value::Object(merged)));
         }
-        Ok(node.clone())
+        Ok(Cow::Borrowed(node))
     }
 
     fn lookup(&self, reference: &str, path: &str) -> Result<&'a Value, JsonSchemaError> {
@@ -154,6 +244,9 @@ impl<'a> Expander<'a> {
         let mut out = Vec::with_capacity(props.len());
         for (name, schema) in props {
             let path = format!("{prefix}{name}");
+            self.budget
+                .field()
+                .map_err(|e| JsonSchemaError::exceeded(e, &path))?;
             let (field_type, nullable) = self.field_type(schema, &path)?;
             let mut f = SourceField::new(name.clone(), field_type);
             f.required = required.contains(&name.as_str()) && !nullable;
@@ -164,6 +257,14 @@ impl<'a> Expander<'a> {
 
     /// A property's type, and whether the schema itself admits null.
     fn field_type(
+        &mut self,
+        schema: &Value,
+        path: &str,
+    ) -> Result<(FieldType, bool), JsonSchemaError> {
+        self.nested(path, |cx| cx.field_type_here(schema, path))
+    }
+
+    fn field_type_here(
         &mut self,
         schema: &Value,
         path: &str,
@@ -204,6 +305,13 @@ impl<'a> Expander<'a> {
             }
         }
         let (types, nullable) = type_names(&node);
+        if let Some(unknown) = types.iter().find(|t| !JSON_TYPES.contains(&t.as_str())) {
+            return Err(JsonSchemaError::UnknownType {
+                path: path.to_string(),
+                found: unknown.clone(),
+                suggestion: closest(unknown, JSON_TYPES).map(str::to_string),
+            });
+        }
         let t = match types.as_slice() {
             [] if node.get("properties").is_some() => self.object_type(&node, path)?,
             [] if is_string_enum(&node) => FieldType::String,
@@ -248,7 +356,11 @@ impl<'a> Expander<'a> {
     fn list_type(&mut self, node: &Value, path: &str) -> Result<FieldType, JsonSchemaError> {
         match node.get("items") {
             Some(items) if items.is_object() => {
-                let (t, nullable) = self.field_type(items, &format!("{path}[]"))?;
+                let item_path = format!("{path}[]");
+                self.budget
+                    .field()
+                    .map_err(|e| JsonSchemaError::exceeded(e, &item_path))?;
+                let (t, nullable) = self.field_type(items, &item_path)?;
                 let mut item = SourceField::new("item", t);
                 item.required = !nullable;
                 Ok(FieldType::List {

@@ -1,10 +1,11 @@
 //! Formats: which wire formats exist, the options each takes, and how a WITH clause's
 //! format options become a [`Format`], [`BadData`] and [`Framing`].
 //!
-//! Schema work: [`fields_from_json_schema`] (JSON Schema → columns) and [`infer_fields`]
-//! (columns from sample messages). Avro and Protobuf expansion, decoders and encoders join
-//! this crate later; the option registry here is already their single source of truth for
-//! `DESCRIBE CONNECTOR` and did-you-mean suggestions.
+//! Schema work: [`fields_from_json_schema`], [`fields_from_avro_schema`] and
+//! [`fields_from_protobuf`] (schema documents → columns, bounded by
+//! `tributary_types::limits`), and [`infer_fields`] (columns from sample messages). The
+//! codecs: [`BatchDecoder`] and [`RowEncoder`]. The option registry here is the single
+//! source of truth for `DESCRIBE CONNECTOR` and did-you-mean suggestions.
 
 mod avro_decode;
 mod avro_encode;
@@ -26,6 +27,7 @@ mod proto_encode;
 mod proto_schema;
 mod references;
 mod registry;
+mod schema_files;
 mod wire;
 
 pub use avro_decode::AvroSchemaLookup;

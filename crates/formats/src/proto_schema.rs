@@ -9,8 +9,9 @@
 //! a value (the default when not sent) and are NOT NULL, as are repeated and map fields
 //! (empty when not sent).
 
-use crate::expanded::ExpandedSchema;
+use crate::expanded::{Budget, Exceeded, ExpandedSchema};
 use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
+use tributary_types::limits::{MAX_EXPANDED_FIELDS, MAX_SCHEMA_DEPTH};
 use tributary_types::{FieldType, SourceField, TimeUnit};
 
 /// Why a descriptor set or message could not be used.
@@ -35,6 +36,34 @@ pub enum ProtoSchemaError {
         /// Where the recursion closes.
         path: String,
     },
+    /// The message expands to too many fields.
+    #[error(
+        "the message expands to more than {MAX_EXPANDED_FIELDS} fields (nested fields included, each message type counted where it is used)"
+    )]
+    TooLarge,
+    /// Messages nested too deeply.
+    #[error("{path} is nested more than {MAX_SCHEMA_DEPTH} levels deep")]
+    TooDeep {
+        /// Where the limit was crossed.
+        path: String,
+    },
+}
+
+/// The messages being expanded (outermost first, to catch recursion) and the budget.
+struct Walk {
+    open: Vec<String>,
+    budget: Budget,
+}
+
+impl Walk {
+    fn exceeded(e: Exceeded, path: &str) -> ProtoSchemaError {
+        match e {
+            Exceeded::Fields => ProtoSchemaError::TooLarge,
+            Exceeded::Depth => ProtoSchemaError::TooDeep {
+                path: path.to_string(),
+            },
+        }
+    }
 }
 
 /// Decode a `FileDescriptorSet`.
@@ -88,10 +117,13 @@ pub fn fields_from_protobuf(
 
 /// Expand a message descriptor into columns.
 pub fn fields_of_message(message: &MessageDescriptor) -> Result<ExpandedSchema, ProtoSchemaError> {
-    let mut open = vec![message.full_name().to_string()];
+    let mut walk = Walk {
+        open: vec![message.full_name().to_string()],
+        budget: Budget::default(),
+    };
     let fields = message
         .fields()
-        .map(|f| field(&f, f.name(), &mut open))
+        .map(|f| field(&f, f.name(), &mut walk))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ExpandedSchema {
         fields,
@@ -160,16 +192,17 @@ pub(crate) fn well_known(m: &MessageDescriptor) -> Option<WellKnown> {
 fn field(
     f: &FieldDescriptor,
     path: &str,
-    open: &mut Vec<String>,
+    walk: &mut Walk,
 ) -> Result<SourceField, ProtoSchemaError> {
+    walk.budget.field().map_err(|e| Walk::exceeded(e, path))?;
     if f.is_map() {
         let Kind::Message(entry) = f.kind() else {
             return Ok(SourceField::required(f.name(), FieldType::Json));
         };
         let key = entry.map_entry_key_field();
         let value = entry.map_entry_value_field();
-        let key_type = kind_type(&key, &format!("{path}.key"), open)?;
-        let value_type = kind_type(&value, &format!("{path}.value"), open)?;
+        let key_type = kind_type(&key, &format!("{path}.key"), walk)?;
+        let value_type = kind_type(&value, &format!("{path}.value"), walk)?;
         return Ok(SourceField::required(
             f.name(),
             FieldType::Map {
@@ -178,7 +211,7 @@ fn field(
             },
         ));
     }
-    let t = kind_type(f, path, open)?;
+    let t = kind_type(f, path, walk)?;
     if f.is_list() {
         return Ok(SourceField::required(
             f.name(),
@@ -199,7 +232,7 @@ fn field(
 fn kind_type(
     f: &FieldDescriptor,
     path: &str,
-    open: &mut Vec<String>,
+    walk: &mut Walk,
 ) -> Result<FieldType, ProtoSchemaError> {
     Ok(match f.kind() {
         Kind::Double => FieldType::Float64,
@@ -218,22 +251,23 @@ fn kind_type(
             Some(WellKnown::Duration) => FieldType::Int64,
             Some(WellKnown::Json) => FieldType::Json,
             Some(WellKnown::Wrapper) => match m.get_field(1) {
-                Some(inner) => kind_type(&inner, path, open)?,
+                Some(inner) => kind_type(&inner, path, walk)?,
                 None => FieldType::Json,
             },
             None => {
-                if open.iter().any(|o| o == m.full_name()) {
+                if walk.open.iter().any(|o| o == m.full_name()) {
                     return Err(ProtoSchemaError::Recursive {
                         name: m.full_name().to_string(),
                         path: path.to_string(),
                     });
                 }
-                open.push(m.full_name().to_string());
+                Budget::depth(walk.open.len()).map_err(|e| Walk::exceeded(e, path))?;
+                walk.open.push(m.full_name().to_string());
                 let fields = m
                     .fields()
-                    .map(|c| field(&c, &format!("{path}.{}", c.name()), open))
+                    .map(|c| field(&c, &format!("{path}.{}", c.name()), walk))
                     .collect::<Result<Vec<_>, _>>();
-                open.pop();
+                walk.open.pop();
                 FieldType::Struct { fields: fields? }
             }
         },

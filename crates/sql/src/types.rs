@@ -2,11 +2,33 @@
 //! connection table cannot hold.
 
 use datafusion::sql::sqlparser::ast::{ArrayElemTypeDef, DataType, ExactNumberInfo, TimezoneInfo};
+use tributary_types::limits::{MAX_SCHEMA_DEPTH, shorten};
 use tributary_types::{Diagnostic, FieldType, SourceField, Span, TimeUnit};
 
 /// The field type of column `column` declared as `dt`.
 pub fn field_type(column: &str, dt: &DataType, span: Span) -> Result<FieldType, Diagnostic> {
+    nested_type(column, dt, span, 0)
+}
+
+/// `field_type` at nesting `depth`, refusing types nested past the schema depth limit (the
+/// parser's limit on brackets already keeps declarations far below it).
+fn nested_type(
+    column: &str,
+    dt: &DataType,
+    span: Span,
+    depth: usize,
+) -> Result<FieldType, Diagnostic> {
     use DataType as D;
+    if depth > MAX_SCHEMA_DEPTH {
+        return Err(Diagnostic::error(format!(
+            "column '{}' has a type nested more than {MAX_SCHEMA_DEPTH} levels deep",
+            shorten(column)
+        ))
+        .with_span(span)
+        .with_help("Flatten the type, or store the deepest part as JSON."));
+    }
+    let field_type =
+        |column: &str, dt: &DataType, span: Span| nested_type(column, dt, span, depth + 1);
     let unusable = |instead: &str| {
         Diagnostic::error(format!("column '{column}' has type '{dt}', which cannot be used in a connection table"))
             .with_span(span)

@@ -32,6 +32,10 @@ pub const MAX_SCHEMA_DEPTH: usize = 64;
 /// The largest schema or descriptor file read for a table, in bytes.
 pub const MAX_SCHEMA_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The largest a compressed message may grow when it is inflated (a small gzip message
+/// can expand a thousandfold).
+pub const MAX_INFLATED_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The most diagnostics one statement reports; the rest are counted in a final note.
 pub const MAX_DIAGNOSTICS_PER_STATEMENT: usize = 50;
 

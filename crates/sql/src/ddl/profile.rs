@@ -1,7 +1,7 @@
 //! `CREATE`, `ALTER` and `DROP CONNECTION PROFILE`.
 
 use super::generic::GENERIC_PROFILE_OPTIONS;
-use super::unknown::report_unknown;
+use super::unknown::{drop_follow_ons, report_unknown};
 use crate::parser::ast::{DropBehavior, Name};
 use tributary_catalog::{CatalogStore, Change, new_profile_id, now_micros};
 use tributary_connectors::{MapRequest, ProfileCheck, describe, map_options, registry};
@@ -31,11 +31,23 @@ pub(crate) fn connector_option(
             None
         }
         Ok(None) => {
-            diags.push(
-                Diagnostic::error("missing required option 'connector'")
+            // A misspelled `connector` is the likely cause: point at it.
+            let typo = opts
+                .remaining()
+                .into_iter()
+                .find(|o| closest(&o.key, ["connector"]).is_some());
+            let d = match typo {
+                Some(o) => Diagnostic::error("missing required option 'connector'")
+                    .with_span(o.key_span)
+                    .with_help(format!(
+                        "Did you mean 'connector'? Write connector = '{}'.",
+                        tributary_types::limits::shorten(&o.value.as_text())
+                    )),
+                None => Diagnostic::error("missing required option 'connector'")
                     .with_span(missing_span)
                     .with_help("Add connector = 'kafka' (or another connector; SHOW CONNECTORS lists them)."),
-            );
+            };
+            diags.push(d);
             None
         }
         Ok(Some((id, span))) => match registry().get(&id) {
@@ -131,7 +143,8 @@ pub(crate) fn build_profile(
             .chain(GENERIC_PROFILE_OPTIONS.iter().map(|g| g.key.to_string()))
             .collect()
     };
-    report_unknown(&opts, "connection profile", c.id(), candidates, &mut diags);
+    let misspelled = report_unknown(&opts, "connection profile", c.id(), candidates, &mut diags);
+    drop_follow_ons(&mut diags, &misspelled);
     let warnings = finish(diags)?;
     let mut entries = vec![];
     if let Some(v) = validate {

@@ -3,8 +3,8 @@
 
 use super::columns::Columns;
 use tributary_formats::{
-    ExpandedSchema, SchemaSource, fields_from_avro_schema, fields_from_json_schema,
-    fields_from_protobuf, parse_avro_schema,
+    AvroSchemaError, ExpandedSchema, JsonSchemaError, ProtoSchemaError, SchemaSource,
+    fields_from_avro_schema, fields_from_json_schema, fields_from_protobuf, parse_avro_schema,
 };
 use tributary_types::{Diagnostic, FieldType, Format, SchemaDefinition, SourceField, Span};
 
@@ -34,10 +34,19 @@ pub(crate) fn apply_schema(
                 "JSON schema",
             ),
             Err(e) => {
+                let help = match &e {
+                    JsonSchemaError::TooLarge | JsonSchemaError::TooDeep { .. } => TOO_BIG_HELP,
+                    JsonSchemaError::UnknownType { .. } => {
+                        "Use one of JSON Schema's types: string, integer, number, boolean, object, array or null."
+                    }
+                    _ => {
+                        "Give a JSON Schema object with properties, such as '{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\"}}}'."
+                    }
+                };
                 diags.push(
                     Diagnostic::error(format!("invalid value for option 'json.schema': {e}"))
                         .with_span(*span)
-                        .with_help("Give a JSON Schema object with properties, such as '{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\"}}}'."),
+                        .with_help(help),
                 );
                 return None;
             }
@@ -58,10 +67,16 @@ pub(crate) fn apply_schema(
                     )
                 }
                 Err(e) => {
+                    let help = match &e {
+                        AvroSchemaError::TooLarge | AvroSchemaError::TooDeep { .. } => TOO_BIG_HELP,
+                        _ => {
+                            "Give an Avro record schema, such as '{\"type\": \"record\", \"name\": \"Order\", \"fields\": [{\"name\": \"id\", \"type\": \"long\"}]}'."
+                        }
+                    };
                     diags.push(
                         Diagnostic::error(format!("invalid Avro schema: {e}"))
                             .with_span(*span)
-                            .with_help("Give an Avro record schema, such as '{\"type\": \"record\", \"name\": \"Order\", \"fields\": [{\"name\": \"id\", \"type\": \"long\"}]}'."),
+                            .with_help(help),
                     );
                     return None;
                 }
@@ -82,10 +97,14 @@ pub(crate) fn apply_schema(
                 (e, None, *span, "Protobuf message")
             }
             Err(e) => {
+                let help = match &e {
+                    ProtoSchemaError::TooLarge | ProtoSchemaError::TooDeep { .. } => TOO_BIG_HELP,
+                    _ => "Name a message the descriptor set defines, in full: 'package.Message'.",
+                };
                 diags.push(
                     Diagnostic::error(format!("invalid Protobuf schema: {e}"))
                         .with_span(*span)
-                        .with_help("Name a message the descriptor set defines, in full: 'package.Message'."),
+                        .with_help(help),
                 );
                 return None;
             }
@@ -96,6 +115,9 @@ pub(crate) fn apply_schema(
     }
     definition
 }
+
+/// What to do about a schema past the expansion limits.
+const TOO_BIG_HELP: &str = "Narrow the schema to the fields the table reads, or keep a large or deep part as one JSON column (an object without declared properties).";
 
 /// The expansion's columns into the table: taken whole, or checked against the declared.
 fn merge(

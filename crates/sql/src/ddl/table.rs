@@ -15,7 +15,7 @@ use super::table_roles::{check_role, declared_role, has_lookup_selector, has_typ
 use super::table_schema::{
     avro_rules, debezium_rules, event_time, fixed_schema, no_columns, registry_pins, schema_help,
 };
-use super::unknown::report_unknown;
+use super::unknown::{drop_follow_ons, report_unknown};
 use crate::parser::ast::CreateTable;
 use datafusion::execution::SessionState;
 use tributary_catalog::{CatalogStore, new_table_id, now_micros};
@@ -54,7 +54,10 @@ pub(crate) fn build_table(
     let c = entry.connector;
     let named_profile = opts.contains("connection_profile");
     let profile = resolve_profile(store, entry, &mut opts, &mut diags);
+    let errors = |diags: &[Diagnostic]| diags.iter().filter(|d| d.is_error()).count();
+    let errors_before_format = errors(&diags);
     let mut formats = format_from_options(&mut opts, &mut diags);
+    let format_failed = errors(&diags) > errors_before_format;
     registry_pins(&mut opts, formats.format.as_ref(), &mut diags);
     let registry = match fetched {
         Some(f) if formats.schema.is_none() => {
@@ -142,14 +145,18 @@ pub(crate) fn build_table(
         candidates.extend(GENERIC_TABLE_OPTIONS.iter().map(|g| g.key.to_string()));
         candidates
     };
-    report_unknown(&opts, "table", c.id(), candidates, &mut diags);
+    let misspelled = report_unknown(&opts, "table", c.id(), candidates, &mut diags);
     // 7. Schema.
     let mut cols = build_columns(state, stmt, c, &mut diags);
     let mut format = formats.format.clone().or_else(|| c.default_format());
+    let errors_before_schema = errors(&diags);
     let definition = formats
         .schema
         .as_ref()
         .and_then(|source| apply_schema(source, format.as_mut(), &mut cols, &mut diags));
+    // When the format or its schema is wrong, that error is the root cause: the rules
+    // that need the schema (columns, a reader schema) would only repeat it.
+    let schema_in_doubt = schema_pending || format_failed || errors(&diags) > errors_before_schema;
     if let (Some(r), Some(f)) = (&registry, format.as_mut()) {
         match f {
             Format::Avro(a) => a.schema_id = Some(r.id),
@@ -208,7 +215,7 @@ pub(crate) fn build_table(
     }
     if let Some(fixed) = c.fixed_schema() {
         fixed_schema(c.id(), fixed, &mut cols, stmt, &mut diags);
-    } else if cols.fields.is_empty() && cols.virtual_columns.is_empty() && !schema_pending {
+    } else if cols.fields.is_empty() && cols.virtual_columns.is_empty() && !schema_in_doubt {
         no_columns(
             name,
             connection_type,
@@ -219,7 +226,7 @@ pub(crate) fn build_table(
         );
     }
     debezium_rules(&format, connection_type, &cols, stmt, &mut diags);
-    if !schema_pending {
+    if !schema_in_doubt {
         avro_rules(
             name,
             format.as_mut(),
@@ -275,6 +282,7 @@ pub(crate) fn build_table(
         };
         diags.extend(c.check_table(&cx));
     }
+    drop_follow_ons(&mut diags, &misspelled);
     let warnings = finish(diags)?;
     // 9. The record.
     let options: Vec<_> = stmt
