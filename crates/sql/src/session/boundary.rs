@@ -41,17 +41,20 @@ fn scrub(text: &mut String, secrets: &[String]) {
     }
 }
 
-/// How many diagnostics a script may still report; the rest are counted.
+/// How many diagnostics a script may still report; the rest are counted. Errors and
+/// warnings are budgeted apart, so a flood of warnings never hides an error.
 #[derive(Debug)]
 pub(super) struct ScriptBudget {
-    left: usize,
+    errors_left: usize,
+    warnings_left: usize,
     suppressed: usize,
 }
 
 impl ScriptBudget {
     pub(super) fn new() -> Self {
         Self {
-            left: MAX_DIAGNOSTICS_PER_SCRIPT,
+            errors_left: MAX_DIAGNOSTICS_PER_SCRIPT,
+            warnings_left: MAX_DIAGNOSTICS_PER_SCRIPT,
             suppressed: 0,
         }
     }
@@ -62,11 +65,20 @@ impl ScriptBudget {
             Ok(r) => &mut r.warnings,
             Err(e) => &mut e.diagnostics,
         };
-        if diags.len() > self.left {
-            self.suppressed += diags.len() - self.left;
-            diags.truncate(self.left);
-        }
-        self.left -= diags.len();
+        let before = diags.len();
+        diags.retain(|d| {
+            let left = if d.is_error() {
+                &mut self.errors_left
+            } else {
+                &mut self.warnings_left
+            };
+            if *left == 0 {
+                return false;
+            }
+            *left -= 1;
+            true
+        });
+        self.suppressed += before - diags.len();
     }
 
     /// How many diagnostics were not reported.

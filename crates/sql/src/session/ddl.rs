@@ -96,9 +96,10 @@ impl Session {
         }
         // `validate` is about the statement, not the table: split it off.
         let (validate, options) = take_validate(&create.options);
+        let given = validate.is_some();
         let validate = table_validation(validate).map_err(|d| vec![d])?;
         let stripped;
-        let create = if validate.is_some() {
+        let create = if given {
             stripped = CreateTable {
                 options,
                 ..create.clone()

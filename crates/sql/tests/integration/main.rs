@@ -3,5 +3,6 @@
 //! link steps and most of a gigabyte of disk.
 
 mod connection_tests;
+mod limits;
 mod registry;
 mod session;
