@@ -57,6 +57,17 @@ pub fn datafusion_diagnostic(e: &DataFusionError, statement: Span) -> Diagnostic
     if let Some(d) = find_ours(e) {
         return d.clone().or_span(statement);
     }
+    // DataFusion parsed the statement's own text: its positions count from the statement.
+    if let Some(pe) = find_parser_error(e) {
+        let mut d = crate::parser::spans::parser_error(pe.clone(), Span::default());
+        // Without a position, the parser ran out of statement: point at its end.
+        d.span = Some(
+            d.span
+                .map(|s| s.offset_by(statement.start))
+                .unwrap_or(Span::new(statement.end, statement.end)),
+        );
+        return d;
+    }
     let span = df_span(e)
         .map(|s| s.offset_by(statement.start))
         .unwrap_or(statement);
@@ -70,6 +81,19 @@ fn find_ours(e: &DataFusionError) -> Option<&Diagnostic> {
             find_ours(inner)
         }
         DataFusionError::Shared(inner) => find_ours(inner),
+        _ => None,
+    }
+}
+
+fn find_parser_error(
+    e: &DataFusionError,
+) -> Option<&datafusion::sql::sqlparser::parser::ParserError> {
+    match e {
+        DataFusionError::SQL(pe, _) => Some(pe),
+        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
+            find_parser_error(inner)
+        }
+        DataFusionError::Shared(inner) => find_parser_error(inner),
         _ => None,
     }
 }
@@ -98,6 +122,39 @@ mod tests {
         assert_eq!(datafusion_message(&e), "table 'x' not found");
         let e = DataFusionError::NotImplemented("UDF".into());
         assert_eq!(datafusion_message(&e), "UDF");
+    }
+
+    #[test]
+    fn parser_errors_read_as_ours_at_their_place_in_the_script() {
+        use datafusion::sql::sqlparser::parser::ParserError;
+        let e = DataFusionError::SQL(
+            Box::new(ParserError::ParserError(
+                "Expected: end of statement, found: FRM at Line: 1, Column: 10".into(),
+            )),
+            None,
+        );
+        let statement = Span::new(
+            tributary_types::Location::new(2, 1),
+            tributary_types::Location::new(2, 22),
+        );
+        let d = datafusion_diagnostic(&e, statement);
+        assert_eq!(
+            d.message,
+            "syntax error: expected end of statement, found FRM"
+        );
+        assert_eq!(d.span.unwrap().start, tributary_types::Location::new(2, 10));
+        let e = DataFusionError::SQL(
+            Box::new(ParserError::ParserError(
+                "Expected: an expression, found: EOF".into(),
+            )),
+            None,
+        );
+        let d = datafusion_diagnostic(&e, statement);
+        assert_eq!(
+            d.message,
+            "syntax error: expected an expression, found the end of the statement"
+        );
+        assert_eq!(d.span.unwrap().start, statement.end);
     }
 
     #[test]

@@ -80,10 +80,21 @@ impl<'a> SourceText<'a> {
             .find(['\n', '\r'])
             .map_or(next, |i| line_start + i);
         let from = self.index.offset(start).clamp(line_start, line_end);
-        let to = if end.line == start.line && end.column > start.column {
+        let to = if end.line > start.line {
+            // A span over several lines is underlined to the end of its first.
+            line_end
+        } else if end.column > start.column {
             self.index.offset(end).clamp(from, line_end)
         } else {
-            line_end
+            // A point: the word there, or one character.
+            let rest = &self.text[from..line_end];
+            let word: usize = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .map(char::len_utf8)
+                .sum();
+            let one = rest.chars().next().map_or(0, char::len_utf8);
+            from + word.max(one)
         };
         // The line with each masked range replaced, and the caret's ends mapped onto it.
         let mut shown: Vec<char> = Vec::new();

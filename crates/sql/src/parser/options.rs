@@ -48,7 +48,19 @@ impl StmtParser {
         };
         // Dotted keys may be written bare: bootstrap.servers = '...'.
         if matches!(first.token, Token::Word(ref w) if w.quote_style.is_none()) {
-            while self.p.peek_token_ref().token == Token::Period {
+            loop {
+                // `messages.0` arrives as a word and the number `.0`.
+                if let Token::Number(n, _) = &self.p.peek_token_ref().token
+                    && n.starts_with('.')
+                    && n[1..].chars().all(|c| c.is_ascii_digit())
+                {
+                    key.push_str(n);
+                    self.p.next_token();
+                    continue;
+                }
+                if self.p.peek_token_ref().token != Token::Period {
+                    break;
+                }
                 self.p.next_token();
                 let part = self.p.next_token();
                 match &part.token {

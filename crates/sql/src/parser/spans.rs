@@ -33,6 +33,9 @@ pub fn parser_error(e: ParserError, at: Span) -> Diagnostic {
     };
     let message = match text.strip_prefix("Expected: ") {
         Some(rest) => match rest.split_once(", found: ") {
+            Some((want, "EOF")) => {
+                format!("syntax error: expected {want}, found the end of the statement")
+            }
             Some((want, found)) => format!("syntax error: expected {want}, found {found}"),
             None => format!("syntax error: expected {rest}"),
         },

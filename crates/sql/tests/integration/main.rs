@@ -5,4 +5,5 @@
 mod connection_tests;
 mod limits;
 mod registry;
+mod secrets;
 mod session;
