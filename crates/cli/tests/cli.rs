@@ -146,7 +146,11 @@ fn a_second_process_gets_catalog_in_use() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("cat");
     let held = tributary_catalog::SledStore::open(&catalog).unwrap();
-    let out = tributary(&catalog, &["run", "-c", "SHOW TABLES"], None);
+    let out = tributary(
+        &catalog,
+        &["--lock-timeout", "0s", "run", "-c", "SHOW TABLES"],
+        None,
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
