@@ -38,7 +38,7 @@ pub use session::{
 };
 pub use testing::Progress;
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};
-pub use windows::{window_functions, window_type};
+pub use windows::{EVENT_TIME_METADATA, EventTimeWindows, window_functions, window_type};
 
 /// The DataFusion catalog name Tributary registers.
 pub const CATALOG_NAME: &str = "tributary";

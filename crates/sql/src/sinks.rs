@@ -17,6 +17,75 @@ pub(crate) struct InsertTarget {
     pub inferred: Option<Vec<SourceField>>,
 }
 
+/// The INSERT statement in `sql` (directly, or under EXPLAIN).
+fn parse_insert(sql: &str) -> Option<datafusion::sql::sqlparser::ast::Insert> {
+    let mut statements = DFParser::parse_sql_with_dialect(sql, &crate::parser::DIALECT).ok()?;
+    let insert = match statements.pop_front()? {
+        DFStatement::Statement(s) => *s,
+        DFStatement::Explain(e) => match *e.statement {
+            DFStatement::Statement(s) => *s,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match insert {
+        SqlStatement::Insert(insert) => Some(insert),
+        _ => None,
+    }
+}
+
+/// For an INSERT that gives a window (the struct of `start` and `end` that `tumble`,
+/// `hop` and `session` return) to a TIMESTAMP column: the diagnostic naming the column
+/// and saying how to take one end of the window. DataFusion's own message only names the
+/// two types.
+pub(crate) async fn window_into_timestamp(
+    sql: &str,
+    store: &dyn CatalogStore,
+    state: &SessionState,
+    span: Span,
+) -> Option<Diagnostic> {
+    let insert = parse_insert(sql)?;
+    let TableObject::TableName(name) = &insert.table else {
+        return None;
+    };
+    let table_name = name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(crate::parser::normalize_ident)?;
+    let table = store.table_by_name(&table_name).ok()??;
+    let targets: Vec<SourceField> = if insert.columns.is_empty() {
+        table.schema.fields.clone()
+    } else {
+        insert
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let name = crate::parser::normalize_ident(c.0.last()?.as_ident()?);
+                table.schema.fields.iter().find(|f| f.name == name).cloned()
+            })
+            .collect()
+    };
+    let source = insert.source.as_ref()?;
+    let plan = state.create_logical_plan(&source.to_string()).await.ok()?;
+    let window = crate::windows::window_type();
+    let (given, target) = plan.schema().fields().iter().zip(&targets).find(|(f, t)| {
+        *f.data_type() == window
+            && matches!(t.field_type, tributary_types::FieldType::Timestamp { .. })
+    })?;
+    Some(
+        Diagnostic::error(format!(
+            "column '{}' of table '{}' is a TIMESTAMP, but the query gives it a window ('{}', a struct of start and end)",
+            target.name, table.name, given.name()
+        ))
+        .with_span(span)
+        .with_help(format!(
+            "Take one end of the window: name it in a subquery and select w.start (or w.end), or write tumble(...)['start'] AS {}.",
+            target.name
+        )),
+    )
+}
+
 /// Inspect `sql` (an INSERT, or EXPLAIN of one) for a sink whose schema is inferred.
 pub(crate) async fn insert_target(
     sql: &str,
@@ -24,21 +93,7 @@ pub(crate) async fn insert_target(
     state: &SessionState,
     span: Span,
 ) -> Result<Option<InsertTarget>, Vec<Diagnostic>> {
-    let Ok(mut statements) = DFParser::parse_sql_with_dialect(sql, &crate::parser::DIALECT) else {
-        return Ok(None);
-    };
-    let Some(statement) = statements.pop_front() else {
-        return Ok(None);
-    };
-    let insert = match statement {
-        DFStatement::Statement(s) => *s,
-        DFStatement::Explain(e) => match *e.statement {
-            DFStatement::Statement(s) => *s,
-            _ => return Ok(None),
-        },
-        _ => return Ok(None),
-    };
-    let SqlStatement::Insert(insert) = insert else {
+    let Some(insert) = parse_insert(sql) else {
         return Ok(None);
     };
     let TableObject::TableName(name) = &insert.table else {

@@ -3,8 +3,9 @@
 
 use super::exec::{ConnectionScanExec, ConnectionSinkExec};
 use crate::ddl::all_arrow_fields;
+use crate::windows::EVENT_TIME_METADATA;
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::datasource::TableType;
 use datafusion::error::Result;
@@ -24,11 +25,29 @@ pub struct ConnectionTableProvider {
 impl ConnectionTableProvider {
     /// The provider for a stored table.
     pub fn new(table: ConnectionTable) -> Self {
-        let schema = Arc::new(all_arrow_fields(
-            &table.schema.fields,
-            &table.virtual_columns,
-        ));
-        Self { table, schema }
+        let mut schema = all_arrow_fields(&table.schema.fields, &table.virtual_columns);
+        // The event-time column is marked, so that Arroyo's `tumble(INTERVAL ..)` windows it.
+        if let Some(time) = &table.event_time_field {
+            let fields: Vec<Field> = schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    let f = f.as_ref().clone();
+                    if f.name() == time {
+                        let mut metadata = f.metadata().clone();
+                        metadata.insert(EVENT_TIME_METADATA.into(), "true".into());
+                        f.with_metadata(metadata)
+                    } else {
+                        f
+                    }
+                })
+                .collect();
+            schema = Schema::new_with_metadata(fields, schema.metadata().clone());
+        }
+        Self {
+            table,
+            schema: Arc::new(schema),
+        }
     }
 
     /// The stored table.

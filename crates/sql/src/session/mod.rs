@@ -49,6 +49,7 @@ pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<Sessi
     for f in crate::windows::window_functions() {
         ctx.register_udf(f);
     }
+    ctx.add_analyzer_rule(Arc::new(crate::windows::EventTimeWindows));
     shared
 }
 

@@ -6,7 +6,7 @@ use super::outcome::{Handled, Mode, Reply};
 use crate::errors::datafusion_diagnostic;
 use crate::parser::ast::{Name, ParsedStatement};
 use crate::provider::{SessionShared, check_plan};
-use crate::sinks::{InsertTarget, insert_target};
+use crate::sinks::{InsertTarget, insert_target, window_into_timestamp};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::LogicalPlan;
@@ -74,11 +74,27 @@ impl Session {
                 .as_ref()
                 .map(|f| self.set_inferred(&t.table.name, f.clone()))
         });
-        let plan = crate::deep::block_on_deep(state.create_logical_plan(&stmt.text))
-            .map_err(|e| vec![self.query_diagnostic(&e, span)])?;
+        let plan = match crate::deep::block_on_deep(state.create_logical_plan(&stmt.text)) {
+            Ok(plan) => plan,
+            Err(e) => {
+                // A window written into a TIMESTAMP column: name the column.
+                let window = crate::deep::block_on_deep(window_into_timestamp(
+                    &stmt.text, store, state, span,
+                ));
+                return Err(vec![
+                    window.unwrap_or_else(|| self.query_diagnostic(&e, span)),
+                ]);
+            }
+        };
         let problems = check_plan(&plan, span, self.file_writes);
         if !problems.is_empty() {
             return Err(problems);
+        }
+        // EXPLAIN prints a plan that fails analysis as rows; the failure is the statement's.
+        if let LogicalPlan::Explain(explain) = &plan {
+            state
+                .optimize(&explain.plan)
+                .map_err(|e| vec![self.query_diagnostic(&e, span)])?;
         }
         Ok(Planned {
             plan,

@@ -194,17 +194,64 @@ async fn secrets_never_appear_in_output_or_errors() {
 async fn window_functions_plan_in_both_forms() {
     let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
     session
-        .execute("CREATE TABLE o (customer_id BIGINT NOT NULL, amount DOUBLE, event_time TIMESTAMP NOT NULL) WITH (connector = 'single_file', path = '/tmp/o.json', type = 'source', format = 'json')")
+        .execute("CREATE TABLE o (customer_id BIGINT NOT NULL, amount DOUBLE, event_time TIMESTAMP NOT NULL, WATERMARK FOR event_time) WITH (connector = 'single_file', path = '/tmp/o.json', type = 'source', format = 'json')")
         .await
         .unwrap();
-    for sql in [
-        "SELECT customer_id, SUM(amount) FROM o GROUP BY customer_id, TUMBLE(event_time, INTERVAL '1' HOUR)",
-        "SELECT customer_id, SUM(amount) FROM o GROUP BY customer_id, tumble(INTERVAL '1' HOUR)",
-        "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, HOP(event_time, INTERVAL '1' MINUTE, INTERVAL '10' MINUTE)",
-        "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, SESSION(event_time, INTERVAL '5' MINUTE)",
+    // Each form keeps the window, over o.event_time, as a grouping key beside customer_id,
+    // in the optimised logical plan and in the physical plan.
+    for (sql, window) in [
+        (
+            "SELECT customer_id, SUM(amount) FROM o GROUP BY customer_id, TUMBLE(event_time, INTERVAL '1' HOUR)",
+            "tumble(o.event_time, ",
+        ),
+        (
+            "SELECT customer_id, SUM(amount) FROM o GROUP BY customer_id, tumble(INTERVAL '1' HOUR)",
+            "tumble(o.event_time, ",
+        ),
+        (
+            "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, HOP(event_time, INTERVAL '1' MINUTE, INTERVAL '10' MINUTE)",
+            "hop(o.event_time, ",
+        ),
+        (
+            "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, hop(INTERVAL '1' MINUTE, INTERVAL '10' MINUTE)",
+            "hop(o.event_time, ",
+        ),
+        (
+            "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, SESSION(event_time, INTERVAL '5' MINUTE)",
+            "session(o.event_time, ",
+        ),
+        (
+            "SELECT customer_id, COUNT(*) FROM o GROUP BY customer_id, session(INTERVAL '5' MINUTE)",
+            "session(o.event_time, ",
+        ),
     ] {
-        let outcomes = session.run_script(sql, Mode::Check).await;
-        assert!(outcomes[0].is_ok(), "{sql}: {:?}", outcomes[0]);
+        let df = session.sql(sql).await.unwrap();
+        let plan = df.clone().into_optimized_plan().unwrap();
+        let logical = plan.display_indent().to_string();
+        let aggregate = logical
+            .lines()
+            .find(|l| l.trim_start().starts_with("Aggregate:"))
+            .unwrap_or_else(|| panic!("{sql}: no aggregate in\n{logical}"));
+        assert!(
+            aggregate.contains("groupBy=[[o.customer_id, ") && aggregate.contains(window),
+            "{sql}:\n{logical}"
+        );
+        let physical = df.create_physical_plan().await.unwrap();
+        let shown = datafusion::physical_plan::displayable(physical.as_ref())
+            .indent(false)
+            .to_string();
+        let partial = shown
+            .lines()
+            .find(|l| l.contains("AggregateExec: mode=Partial"))
+            .unwrap_or_else(|| panic!("{sql}:\n{shown}"));
+        assert!(
+            partial.contains("customer_id@0 as customer_id, ")
+                && partial.contains(&format!(
+                    "{}event_time@",
+                    &window[..window.find('(').unwrap() + 1]
+                )),
+            "{sql}:\n{shown}"
+        );
     }
 }
 

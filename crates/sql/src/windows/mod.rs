@@ -2,6 +2,15 @@
 //! column first (`TUMBLE(event_time, INTERVAL '1' HOUR)`) and Arroyo's form without it
 //! (`tumble(INTERVAL '1' HOUR)`). They plan to a `window` struct of `start` and `end`
 //! timestamps; evaluating them belongs to the streaming engine.
+//!
+//! Arroyo's form windows the input's event time: [`EventTimeWindows`] (an analyzer rule)
+//! turns it into Flink's form with the input's event-time column, which connection
+//! tables mark on their schema ([`EVENT_TIME_METADATA`]). Left alone, a call with only
+//! constant arguments is a constant, which DataFusion drops from GROUP BY.
+
+mod event_time;
+
+pub use event_time::{EVENT_TIME_METADATA, EventTimeWindows};
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::error::{DataFusionError, Result};
@@ -19,6 +28,13 @@ enum Kind {
 }
 
 impl Kind {
+    /// The kind a function name (any case) denotes.
+    fn from_name(name: &str) -> Option<Self> {
+        [Kind::Tumble, Kind::Hop, Kind::Session]
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(name))
+    }
+
     fn name(self) -> &'static str {
         match self {
             Kind::Tumble => "tumble",

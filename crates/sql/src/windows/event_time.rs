@@ -1,0 +1,128 @@
+//! Arroyo's window form, `tumble(INTERVAL '1' HOUR)`, planned over the input's event time:
+//! [`EventTimeWindows`] rewrites each such call into Flink's form with the event-time
+//! column of the node's input, named as before so the plan's references still hold.
+
+use super::Kind;
+use crate::errors::to_datafusion;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, DFSchema, Result};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::optimizer::AnalyzerRule;
+use tributary_types::Diagnostic;
+
+/// Field metadata on a connection table's event-time column (its WATERMARK FOR column,
+/// or `event_time_field`).
+pub const EVENT_TIME_METADATA: &str = "tributary.event_time";
+
+/// The analyzer rule that gives Arroyo-form windows their event-time column.
+#[derive(Debug, Default)]
+pub struct EventTimeWindows;
+
+impl AnalyzerRule for EventTimeWindows {
+    fn name(&self) -> &str {
+        "tributary_event_time_windows"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(rewrite_node)
+            .map(|t| t.data)
+    }
+}
+
+/// Rewrite the Arroyo-form windows in one node's expressions.
+fn rewrite_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    if !node.expressions().iter().any(has_arroyo_window) {
+        return Ok(Transformed::no(node));
+    }
+    let mut input = DFSchema::empty();
+    for i in node.inputs() {
+        input.merge(i.schema());
+    }
+    // Output names must not change: the nodes above refer to these columns by name.
+    let keeps_names = matches!(node, LogicalPlan::Projection(_) | LogicalPlan::Aggregate(_));
+    let rewritten = node.map_expressions(|e| {
+        let name = e.schema_name().to_string();
+        let t = e.transform_up(|e| rewrite_call(e, &input))?;
+        Ok(
+            if t.transformed && keeps_names && !matches!(t.data, Expr::Alias(_)) {
+                t.update_data(|e| e.alias(name))
+            } else {
+                t
+            },
+        )
+    })?;
+    rewritten.map_data(|plan| plan.recompute_schema())
+}
+
+fn has_arroyo_window(e: &Expr) -> bool {
+    e.exists(|e| Ok(arroyo_form(e).is_some())).unwrap_or(false)
+}
+
+/// The window kind of an Arroyo-form call (intervals only, no time column).
+fn arroyo_form(e: &Expr) -> Option<Kind> {
+    let Expr::ScalarFunction(f) = e else {
+        return None;
+    };
+    let kind = Kind::from_name(f.func.name())?;
+    (f.args.len() == kind.intervals().len()).then_some(kind)
+}
+
+fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
+    let Some(kind) = arroyo_form(&e) else {
+        return Ok(Transformed::no(e));
+    };
+    let Expr::ScalarFunction(f) = e else {
+        return Ok(Transformed::no(e));
+    };
+    let time = event_time_column(input, kind)?;
+    let mut args = Vec::with_capacity(f.args.len() + 1);
+    args.push(Expr::Column(time));
+    args.extend(f.args);
+    Ok(Transformed::yes(Expr::ScalarFunction(
+        ScalarFunction::new_udf(f.func, args),
+    )))
+}
+
+/// The one event-time column among `input`'s fields.
+fn event_time_column(input: &DFSchema, kind: Kind) -> Result<Column> {
+    let marked: Vec<Column> = input
+        .iter()
+        .filter(|(_, f)| f.metadata().contains_key(EVENT_TIME_METADATA))
+        .map(|(q, f)| Column::new(q.cloned(), f.name()))
+        .collect();
+    let name = kind.name();
+    let intervals = kind
+        .intervals()
+        .iter()
+        .map(|i| format!("{i} INTERVAL"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match marked.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(to_datafusion(
+            Diagnostic::error(format!(
+                "{name}({intervals}) windows the event time of its input, but the input has no event-time column"
+            ))
+            .with_note("a connection table's event time is its WATERMARK FOR column")
+            .with_help(format!(
+                "Declare WATERMARK FOR a TIMESTAMP column of the table, or name the time column: {name}(time_column, {intervals})."
+            )),
+        )),
+        several => Err(to_datafusion(
+            Diagnostic::error(format!(
+                "{name}({intervals}) windows the event time of its input, but the input has {} event-time columns: {}",
+                several.len(),
+                several
+                    .iter()
+                    .map(|c| format!("'{}'", c.flat_name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_help(format!(
+                "Name the time column: {name}(time_column, {intervals})."
+            )),
+        )),
+    }
+}
