@@ -258,3 +258,69 @@ fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
     assert!(!row.contains("passed") && !row.contains("failed"), "{row}");
     drop(mute);
 }
+
+/// The README's main job: `run examples/quickstart.sql` on a fresh catalog, then again,
+/// when the IF NOT EXISTS statements find what the first run stored.
+#[test]
+fn the_quickstart_runs_and_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/quickstart.sql");
+    let first = tributary(&catalog, &["run", script], None);
+    let (out, err) = (text(&first.stdout), text(&first.stderr));
+    assert_eq!(first.status.code(), Some(0), "{err}");
+    assert!(
+        out.starts_with("CREATE CONNECTION PROFILE\nCREATE TABLE\nCREATE TABLE\n"),
+        "{out}"
+    );
+    assert!(
+        err.contains("note: the connection was not tested (validate = false)"),
+        "{err}"
+    );
+    for expected in [
+        "| local_kafka | cp_",
+        "| customer_totals | kafka     | sink   | local_kafka | json",
+        "| orders          | kafka     | source | local_kafka | json",
+        "| event_time  | TIMESTAMP(9) | no       | no          | WATERMARK AS event_time - INTERVAL '5' SECOND |",
+        "| partition   | INT          | yes      | no          | METADATA FROM 'partition'",
+        "|     partition INT METADATA FROM 'partition',",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in\n{out}");
+    }
+    // Both EXPLAINs keep the hourly window as a grouping key, in Flink's form and in
+    // Arroyo's.
+    let grouped = out
+        .lines()
+        .filter(|l| {
+            l.contains("Aggregate: groupBy=[[orders.customer_id, tumble(orders.event_time, ")
+        })
+        .count();
+    assert_eq!(grouped, 2, "{out}");
+    assert!(
+        out.contains("ConnectionSinkExec: table=customer_totals"),
+        "{out}"
+    );
+
+    let second = tributary(&catalog, &["run", script], None);
+    let (again, err) = (text(&second.stdout), text(&second.stderr));
+    assert_eq!(second.status.code(), Some(0), "{err}");
+    for skipped in [
+        "warning: connection profile 'local_kafka' already exists, skipping",
+        "warning: table 'orders' already exists, skipping",
+        "warning: table 'customer_totals' already exists, skipping",
+    ] {
+        assert!(err.contains(skipped), "{err}");
+    }
+    // The same objects, once each.
+    assert_eq!(
+        again.matches("| orders          | kafka").count(),
+        1,
+        "{again}"
+    );
+    let id = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("| local_kafka"))
+            .map(|l| l.split('|').nth(2).unwrap_or_default().trim().to_string())
+    };
+    assert_eq!(id(&out), id(&again), "the profile was not replaced");
+}

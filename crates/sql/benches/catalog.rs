@@ -12,7 +12,9 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tributary_catalog::{CatalogStore, Change, SledStore, new_profile_id, new_table_id};
+use tributary_catalog::{
+    CatalogStore, Change, OverlayStore, SledStore, new_profile_id, new_table_id,
+};
 use tributary_sql::{Session, session_config};
 use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
@@ -217,17 +219,29 @@ fn bench_create_table(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let session = Session::new(Arc::new(SledStore::open(dir.path()).expect("open"))).offline();
     rt.block_on(session.execute("CREATE CONNECTION PROFILE prod WITH (connector = 'kafka', bootstrap_servers = 'b1:9092,b2:9092')")).expect("profile");
+    let statement = |n: usize| {
+        format!(
+            "CREATE TABLE t{n} (c0 BIGINT, c1 TEXT, c2 BIGINT, c3 TEXT, c4 BIGINT, c5 TEXT, c6 BIGINT, c7 TEXT, c8 BIGINT, ts TIMESTAMP(3) NOT NULL, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
+             WITH (connector = 'kafka', connection_profile = 'prod', topic = 't{n}', type = 'source', format = 'json')"
+        )
+    };
     let mut n = 0usize;
     let mut g = c.benchmark_group("create_table");
     g.throughput(criterion::Throughput::Elements(1));
     g.bench_function("kafka_json_10_columns_watermark_profile_durable", |b| {
         b.iter(|| {
             n += 1;
-            let sql = format!(
-                "CREATE TABLE t{n} (c0 BIGINT, c1 TEXT, c2 BIGINT, c3 TEXT, c4 BIGINT, c5 TEXT, c6 BIGINT, c7 TEXT, c8 BIGINT, ts TIMESTAMP(3) NOT NULL, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
-                 WITH (connector = 'kafka', connection_profile = 'prod', topic = 't{n}', type = 'source', format = 'json')"
-            );
-            rt.block_on(session.execute(&sql)).expect("create")
+            rt.block_on(session.execute(&statement(n))).expect("create")
+        })
+    });
+    // The same statement into the in-memory catalog: everything but the durable commit.
+    let memory = Session::new(Arc::new(OverlayStore::in_memory())).offline();
+    rt.block_on(memory.execute("CREATE CONNECTION PROFILE prod WITH (connector = 'kafka', bootstrap_servers = 'b1:9092,b2:9092')")).expect("profile");
+    let mut m = 0usize;
+    g.bench_function("kafka_json_10_columns_watermark_profile_in_memory", |b| {
+        b.iter(|| {
+            m += 1;
+            rt.block_on(memory.execute(&statement(m))).expect("create")
         })
     });
     g.finish();

@@ -20,6 +20,9 @@ pub(super) fn seal(outcome: &mut Outcome, statement: &str) {
 /// [`seal`] for a list of diagnostics.
 pub(super) fn seal_diagnostics(diags: &mut Vec<Diagnostic>, statement: &str) {
     bound_diagnostics(diags);
+    if diags.is_empty() {
+        return;
+    }
     let secrets = secret_values(statement);
     for d in diags.iter_mut() {
         scrub(&mut d.message, &secrets);
