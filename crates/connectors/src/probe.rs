@@ -380,6 +380,28 @@ impl<'a> Probe<'a> {
         }
     }
 
+    /// [`Self::reach`] for clients that need any one of several servers: the first that
+    /// answers passes; only when none does is the failure (the last server's) recorded.
+    pub async fn reach_any(
+        &mut self,
+        what: &str,
+        servers: &[String],
+        settings: &str,
+        running: &str,
+    ) -> bool {
+        for (i, server) in servers.iter().enumerate() {
+            let recorded = self.events.len();
+            if self.reach(what, server, settings, running).await {
+                return true;
+            }
+            if i + 1 < servers.len() {
+                // Another server may answer: this one's failure is not the test's.
+                self.events.truncate(recorded);
+            }
+        }
+        false
+    }
+
     /// Run one network step with the probe's timeout; a timeout fails `stage`.
     pub async fn within<T>(
         &mut self,

@@ -34,6 +34,15 @@ async fn connect(probe: &mut Probe<'_>) -> Option<Client> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
+    // Refused ports, unknown hosts and silent addresses are told apart on plain TCP
+    // first; the client library reports them all alike.
+    let hosts: Vec<String> = addrs.iter().map(|a| host_port(a)).collect();
+    if !probe
+        .reach_any("server", &hosts, "'servers'", "NATS is running")
+        .await
+    {
+        return None;
+    }
     let connected = probe
         .within(
             Stage::Connect,
@@ -75,10 +84,11 @@ async fn connect(probe: &mut Probe<'_>) -> Option<Client> {
                     TestCode::DnsUnresolved,
                     "Check the host names in 'servers'.",
                 ),
+                // The port accepted a TCP connection, so whatever failed is the protocol.
                 _ => (
                     Stage::Connect,
-                    TestCode::ConnectRefused,
-                    "Check the host and port in 'servers', and that NATS is running.",
+                    TestCode::BadResponse,
+                    "The server accepted the connection but did not speak NATS: check the port in 'servers' (NATS clients use 4222).",
                 ),
             };
             probe.fail(
@@ -92,8 +102,39 @@ async fn connect(probe: &mut Probe<'_>) -> Option<Client> {
     }
 }
 
+/// `host:port` of a server URL (`nats://host:4222`, `tls://host`, or bare `host`).
+fn host_port(server: &str) -> String {
+    let rest = server.split_once("://").map_or(server, |(_, r)| r);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+    let rest = rest.split('/').next().unwrap_or(rest);
+    // A bracketed IPv6 address has colons of its own.
+    let has_port = match rest.rfind(']') {
+        Some(close) => rest[close..].contains(':'),
+        None => rest.contains(':'),
+    };
+    if has_port {
+        rest.to_string()
+    } else {
+        format!("{rest}:4222")
+    }
+}
+
 pub(crate) async fn test_connection(probe: &mut Probe<'_>) {
     connect(probe).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_port;
+
+    #[test]
+    fn server_urls_become_host_and_port() {
+        assert_eq!(host_port("nats://h:4333"), "h:4333");
+        assert_eq!(host_port("nats://u:p@h"), "h:4222");
+        assert_eq!(host_port("tls://[::1]"), "[::1]:4222");
+        assert_eq!(host_port("[::1]:5000"), "[::1]:5000");
+        assert_eq!(host_port("h"), "h:4222");
+    }
 }
 
 pub(crate) async fn test_table(probe: &mut Probe<'_>) {

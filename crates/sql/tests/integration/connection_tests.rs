@@ -868,10 +868,46 @@ async fn kafka_profiles_and_tables_against_the_mock_cluster() {
         e.contains("[EMPTY]") && e.contains("topic 'empty' is empty"),
         "{e}"
     );
-    // validate = 'sample' on CREATE TABLE reads before storing.
-    s.execute("CREATE TABLE checked (id BIGINT, name TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json', validate = 'sample')")
+    // validate = 'sample' on CREATE TABLE reads (and decodes) before storing; the notes
+    // say what was read.
+    let sampled = s.execute("CREATE TABLE checked (id BIGINT, name TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json', validate = 'sample')")
         .await
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
+    let notes: Vec<&str> = sampled[0]
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("locate: topic 'orders'"))
+            && notes.iter().any(|n| n.starts_with("read: read 3 messages"))
+            && notes
+                .iter()
+                .any(|n| n.starts_with("message 2 could not be decoded")),
+        "{notes:?}"
+    );
+    assert!(s.store().table_by_name("checked").unwrap().is_some());
+    // validate = 'connect' stops before reading: connected and located, nothing read.
+    let connected = s.execute("CREATE TABLE connected (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', format = 'json', validate = 'connect')")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let notes: Vec<&str> = connected[0]
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.starts_with("locate: "))
+            && !notes.iter().any(|n| n.starts_with("read: ")),
+        "{notes:?}"
+    );
+    assert!(s.store().table_by_name("connected").unwrap().is_some());
+    // A missing topic fails either way, and stores nothing.
+    let e = error_of(&s, "CREATE TABLE lost (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'nowhere', type = 'source', format = 'json', validate = 'connect')").await;
+    assert!(e.contains("failed at stage 'locate' [NOT_FOUND]"), "{e}");
+    assert!(s.store().table_by_name("lost").unwrap().is_none());
     // Refused and unknown brokers.
     let e = error_of(&s, "CREATE CONNECTION PROFILE down WITH (connector = 'kafka', bootstrap_servers = '127.0.0.1:1')").await;
     assert!(
@@ -1081,7 +1117,17 @@ async fn nats_streams_and_subjects_against_the_local_server() {
     let port = closed_port();
     let e = error_of(&s, &format!("CREATE CONNECTION PROFILE off WITH (connector = 'nats', servers = 'nats://127.0.0.1:{port}')")).await;
     assert!(
-        e.contains("[CONNECT_REFUSED]") || e.contains("[TIMEOUT]"),
+        e.contains("failed at stage 'connect' [CONNECT_REFUSED]"),
+        "{e}"
+    );
+    // A first node down does not fail a cluster whose second node answers.
+    s.execute(&format!("CREATE CONNECTION PROFILE pair WITH (connector = 'nats', servers = 'nats://127.0.0.1:{port},nats://127.0.0.1:4222')"))
+        .await
+        .unwrap();
+    // A port that accepts but speaks another protocol (HTTP here) is not 'refused'.
+    let e = error_of(&s, "CREATE CONNECTION PROFILE http WITH (connector = 'nats', servers = 'nats://127.0.0.1:15672')").await;
+    assert!(
+        e.contains("failed at stage 'connect' [BAD_RESPONSE]") && e.contains("did not speak NATS"),
         "{e}"
     );
     let e = error_of(&s, "CREATE CONNECTION PROFILE nowhere WITH (connector = 'nats', servers = 'nats://no-such-host.invalid:4222')").await;
