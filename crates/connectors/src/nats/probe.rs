@@ -123,20 +123,6 @@ pub(crate) async fn test_connection(probe: &mut Probe<'_>) {
     connect(probe).await;
 }
 
-#[cfg(test)]
-mod tests {
-    use super::host_port;
-
-    #[test]
-    fn server_urls_become_host_and_port() {
-        assert_eq!(host_port("nats://h:4333"), "h:4333");
-        assert_eq!(host_port("nats://u:p@h"), "h:4222");
-        assert_eq!(host_port("tls://[::1]"), "[::1]:4222");
-        assert_eq!(host_port("[::1]:5000"), "[::1]:5000");
-        assert_eq!(host_port("h"), "h:4222");
-    }
-}
-
 pub(crate) async fn test_table(probe: &mut Probe<'_>) {
     let Some(client) = connect(probe).await else {
         return;
@@ -300,4 +286,18 @@ pub(crate) async fn streams(probe: &mut Probe<'_>) -> Option<Vec<String>> {
     }
     names.sort();
     Some(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_port;
+
+    #[test]
+    fn server_urls_become_host_and_port() {
+        assert_eq!(host_port("nats://h:4333"), "h:4333");
+        assert_eq!(host_port("nats://u:p@h"), "h:4222");
+        assert_eq!(host_port("tls://[::1]"), "[::1]:4222");
+        assert_eq!(host_port("[::1]:5000"), "[::1]:5000");
+        assert_eq!(host_port("h"), "h:4222");
+    }
 }
