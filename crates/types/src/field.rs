@@ -147,6 +147,37 @@ pub enum FieldType {
 }
 
 impl FieldType {
+    /// Whether every value of `self` converts to `to` exactly (a widening, as PostgreSQL
+    /// applies one implicitly on assignment): INT into BIGINT, DOUBLE or a wide enough
+    /// DECIMAL, FLOAT into DOUBLE, unsigned into wider or signed wider, a DECIMAL into one
+    /// with at least as many digits on each side of the point.
+    pub fn widens_to(&self, to: &FieldType) -> bool {
+        use FieldType as F;
+        // Integer digits a DECIMAL(p, s) holds.
+        let int_digits = |p: u8, s: i8| i32::from(p) - i32::from(s);
+        match (self, to) {
+            (a, b) if a == b => true,
+            (F::Int32, F::Int64 | F::Float64) => true,
+            (F::Uint32, F::Uint64 | F::Int64 | F::Float64) => true,
+            (F::Float32, F::Float64) => true,
+            (F::Int32 | F::Uint32, F::Decimal128 { precision, scale }) => {
+                int_digits(*precision, *scale) >= 10
+            }
+            (F::Int64, F::Decimal128 { precision, scale }) => int_digits(*precision, *scale) >= 19,
+            (F::Uint64, F::Decimal128 { precision, scale }) => {
+                int_digits(*precision, *scale) >= 20
+            }
+            (
+                F::Decimal128 { precision: p, scale: s },
+                F::Decimal128 {
+                    precision: p2,
+                    scale: s2,
+                },
+            ) => s2 >= s && int_digits(*p2, *s2) >= int_digits(*p, *s),
+            _ => false,
+        }
+    }
+
     /// The SQL spelling of this type, as `DESCRIBE` and `SHOW CREATE TABLE` print it.
     pub fn sql_name(&self) -> String {
         match self {
@@ -378,6 +409,32 @@ pub(crate) fn quote_ident(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn widenings_are_lossless_only() {
+        let dec = |precision, scale| FieldType::Decimal128 { precision, scale };
+        for (from, to) in [
+            (FieldType::Int32, FieldType::Int64),
+            (FieldType::Int32, FieldType::Float64),
+            (FieldType::Uint32, FieldType::Int64),
+            (FieldType::Float32, FieldType::Float64),
+            (FieldType::Int64, dec(20, 1)),
+            (dec(10, 2), dec(12, 3)),
+        ] {
+            assert!(from.widens_to(&to), "{from} -> {to}");
+        }
+        for (from, to) in [
+            (FieldType::Int64, FieldType::Int32),
+            (FieldType::Int64, FieldType::Float64),
+            (FieldType::Float64, FieldType::Float32),
+            (FieldType::Int32, FieldType::Uint32),
+            (FieldType::Int64, dec(18, 0)),
+            (dec(10, 2), dec(10, 3)),
+            (FieldType::Int32, FieldType::String),
+        ] {
+            assert!(!from.widens_to(&to), "{from} -> {to}");
+        }
+    }
 
     #[test]
     fn serde_matches_arroyo_shape() {

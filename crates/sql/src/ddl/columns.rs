@@ -128,7 +128,8 @@ pub(crate) fn build_columns(
             continue;
         };
         match FieldType::from_arrow(&Field::new("", ty.clone(), true)) {
-            Some(planned) if planned == declared => {}
+            // A wider declared type is a lossless cast, as PostgreSQL allows.
+            Some(planned) if planned.widens_to(&declared) => {}
             Some(planned) => diags.push(
                 Diagnostic::error(format!(
                     "virtual column '{}' is declared {} but its expression is {}",
