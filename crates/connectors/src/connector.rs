@@ -31,7 +31,9 @@ pub struct ConnectorInfo {
     pub description: &'static str,
     /// The roles it can play.
     pub roles: Roles,
-    /// Whether connection tests are supported.
+    /// Whether TEST statements reach the system from here: the connector has a live
+    /// test (a test in `tests/testing_flag.rs` checks this against what its test does).
+    /// `SHOW CONNECTORS` and the REST `/connectors` answer show it.
     pub testing: bool,
     /// The profile JSON Schema, for connectors that take a profile.
     pub profile_schema: Option<&'static str>,

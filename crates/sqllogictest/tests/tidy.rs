@@ -68,3 +68,86 @@ fn sql_docs_cover_every_generic_and_format_option() {
         "docs/sql.md does not mention: {missing:?}"
     );
 }
+
+/// The cells of the markdown table row whose first cell is `first`.
+fn row<'a>(doc: &'a str, first: &str) -> Option<Vec<&'a str>> {
+    doc.lines()
+        .find(|l| l.starts_with(&format!("| {first} |")))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+}
+
+#[test]
+fn sql_docs_list_every_format_and_every_tested_connector() {
+    let doc = std::fs::read_to_string(root().join("docs/sql.md")).expect("docs/sql.md");
+    // The `format` option's row names every format, as working today.
+    let format = row(&doc, "`format`").expect("the `format` row").join(" | ");
+    for f in tributary_formats::FORMATS {
+        assert!(
+            format.contains(&format!("`{}`", f.name)),
+            "the `format` row does not name {}: {format}",
+            f.name
+        );
+    }
+    for stale in ["arrive", "later", "not yet"] {
+        assert!(
+            !format.contains(stale),
+            "the `format` row says '{stale}': {format}"
+        );
+        for line in doc.lines().filter(|l| l.contains("TEST TABLE")) {
+            assert!(
+                !line.contains(stale),
+                "a TEST TABLE line says '{stale}': {line}"
+            );
+        }
+    }
+    // The live-test table has a row for exactly the connectors that test live, and the
+    // sentence after it names the others.
+    let start = doc
+        .find("| connector | what the test does |")
+        .expect("the live-test table");
+    let table: Vec<&str> = doc[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let listed: Vec<String> = table
+        .iter()
+        .flat_map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .next()
+                .unwrap_or_default()
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let after = &doc[start..];
+    let untestable_sentence = after
+        .lines()
+        .skip(2 + table.len())
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string();
+    for entry in tributary_connectors::registry().iter() {
+        let id = entry.connector.id().to_string();
+        let tested = entry.connector.supports_testing();
+        let in_table = listed.contains(&id);
+        assert_eq!(
+            tested,
+            in_table,
+            "connector '{id}': testing = {tested}, but docs/sql.md's live-test table {} it",
+            if in_table { "lists" } else { "does not list" }
+        );
+        // Connectors without a profile or a source role (blackhole, stdout, impulse,
+        // nexmark) have nothing to reach; the others that do not test must be named.
+        let reaches_out = entry.profile_schema.is_some()
+            || !matches!(id.as_str(), "blackhole" | "stdout" | "impulse" | "nexmark");
+        if !tested && reaches_out {
+            assert!(
+                untestable_sentence.contains(&id),
+                "docs/sql.md does not say that '{id}' answers NOT_TESTABLE: {untestable_sentence}"
+            );
+        }
+    }
+}

@@ -164,11 +164,12 @@ impl FieldType {
                 int_digits(*precision, *scale) >= 10
             }
             (F::Int64, F::Decimal128 { precision, scale }) => int_digits(*precision, *scale) >= 19,
-            (F::Uint64, F::Decimal128 { precision, scale }) => {
-                int_digits(*precision, *scale) >= 20
-            }
+            (F::Uint64, F::Decimal128 { precision, scale }) => int_digits(*precision, *scale) >= 20,
             (
-                F::Decimal128 { precision: p, scale: s },
+                F::Decimal128 {
+                    precision: p,
+                    scale: s,
+                },
                 F::Decimal128 {
                     precision: p2,
                     scale: s2,

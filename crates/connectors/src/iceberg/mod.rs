@@ -34,7 +34,6 @@ const INFO: ConnectorInfo = ConnectorInfo {
     name: "Iceberg",
     description: "Write Iceberg tables through a REST catalog",
     roles: Roles::SINK,
-    testing: true,
     profile_schema: Some(include_str!("profile.json")),
     table_schema: include_str!("table.json"),
     profile_options: PROFILE_OPTIONS,

@@ -24,6 +24,7 @@ const INFO: ConnectorInfo = ConnectorInfo {
     roles: Roles::SOURCE_AND_SINK,
     table_schema: include_str!("table.json"),
     table_options: TABLE_OPTIONS,
+    testing: true,
     ..ConnectorInfo::BASE
 };
 

@@ -173,7 +173,15 @@ pub(crate) fn build_table(
                 c.id()
             ))
             .with_span(with_span)
-            .with_help("Add format = 'json' (or raw_string, raw_bytes, debezium_json, parquet)."),
+            .with_help(format!(
+                "Add format = 'json' (or {}).",
+                tributary_formats::FORMATS
+                    .iter()
+                    .map(|f| f.name)
+                    .filter(|n| *n != "json")
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
         );
     }
     if let Some(span) = formats.compression_span
