@@ -212,6 +212,21 @@ pub fn describe_connector(entry: &tributary_connectors::RegisteredConnector) -> 
     )
 }
 
+/// Where a column of `t` came from: declared, a schema document, the connector, the
+/// format, a sink's first INSERT, metadata or an expression.
+fn origin(t: &ConnectionTable, field: &tributary_types::SourceField) -> String {
+    if field.metadata_key.is_some() {
+        return "metadata".into();
+    }
+    if let Some(o) = t.schema.column_origins.get(&field.name) {
+        return o.clone();
+    }
+    if t.schema.inferred == Some(true) {
+        return "first INSERT".into();
+    }
+    "declared".into()
+}
+
 /// `DESCRIBE table`: one row per column.
 pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
     let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
@@ -240,6 +255,7 @@ pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
                 !f.required,
                 t.schema.primary_keys.contains(&f.name),
                 extra,
+                origin(t, f),
             ),
         ));
         next += 1;
@@ -253,12 +269,26 @@ pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
         watermark_note(t, &v.name, &mut extra);
         rows.push((
             v.position,
-            column_row(&v.name, &v.field_type, !v.required, false, extra),
+            column_row(
+                &v.name,
+                &v.field_type,
+                !v.required,
+                false,
+                extra,
+                "virtual".into(),
+            ),
         ));
     }
     rows.sort_by_key(|(p, _)| *p);
     text_batch(
-        &["column", "type", "nullable", "primary_key", "extra"],
+        &[
+            "column",
+            "type",
+            "nullable",
+            "primary_key",
+            "extra",
+            "origin",
+        ],
         rows.into_iter().map(|(_, r)| r).collect(),
     )
 }
@@ -279,8 +309,22 @@ fn watermark_note(t: &ConnectionTable, column: &str, extra: &mut String) {
     }
 }
 
-fn column_row(name: &str, ty: &FieldType, nullable: bool, pk: bool, extra: String) -> Vec<String> {
-    vec![name.into(), ty.sql_name(), yes(nullable), yes(pk), extra]
+fn column_row(
+    name: &str,
+    ty: &FieldType,
+    nullable: bool,
+    pk: bool,
+    extra: String,
+    origin: String,
+) -> Vec<String> {
+    vec![
+        name.into(),
+        ty.sql_name(),
+        yes(nullable),
+        yes(pk),
+        extra,
+        origin,
+    ]
 }
 
 /// `DESCRIBE CONNECTION PROFILE p`: its properties and options, secrets redacted.

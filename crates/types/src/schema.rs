@@ -65,6 +65,10 @@ pub struct ConnectionSchema {
     /// JSON, ...), by column name.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub column_notes: std::collections::BTreeMap<String, String>,
+    /// Where columns that were not declared came from (`JSON schema`, `Avro schema`,
+    /// `Protobuf message`, `schema registry`, `connector`, `format`), by column name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub column_origins: std::collections::BTreeMap<String, String>,
 }
 
 /// A schema document a table's fields come from (Arroyo's `SchemaDefinition`, tagged by

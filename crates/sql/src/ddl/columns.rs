@@ -1,12 +1,11 @@
-//! Columns of a connection table: physical, metadata and virtual columns, the primary key
-//! and the watermark, each checked with a diagnostic that points at the column.
+//! Columns of a connection table as declared: physical, metadata and virtual columns,
+//! and `*` (the columns of a schema document), each checked with a diagnostic that points
+//! at the column. The schema document's columns join them next (`schema_def`); then
+//! `column_plans` checks what needs the final columns: keys, virtual columns, watermark.
 
 use crate::parser::ast::CreateTable;
 use crate::types::field_type;
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::common::{DFSchema, ExprSchema};
-use datafusion::execution::SessionState;
-use datafusion::logical_expr::ExprSchemable;
+use datafusion::arrow::datatypes::{Field, Schema};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tributary_connectors::Connector;
 use tributary_types::options::quoted_list;
@@ -29,6 +28,13 @@ pub(crate) struct Columns {
     pub spans: HashMap<String, Span>,
     /// Why a column from a schema document was approximated, by column name.
     pub notes: BTreeMap<String, String>,
+    /// Where columns that were not declared came from (a schema document, the connector,
+    /// a sink's first INSERT), by name.
+    pub origins: BTreeMap<String, String>,
+    /// The column list in order.
+    pub layout: Vec<Slot>,
+    /// The declared types of virtual columns, by their index in the statement.
+    pub declared_types: HashMap<usize, FieldType>,
 }
 
 impl Columns {
@@ -67,16 +73,29 @@ pub(crate) fn all_arrow_fields(
     Schema::new(out)
 }
 
-/// Build and check the columns of `stmt` for connector `c`.
-pub(crate) fn build_columns(
-    state: &SessionState,
+/// One place in the column list, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// A physical or metadata field, by name.
+    Field(String),
+    /// A virtual column, by its index in the statement's column list.
+    Virtual(usize),
+    /// `*`, until the schema's columns take its place.
+    Star,
+}
+
+/// Declare the columns of `stmt` for connector `c`: physical and metadata fields checked,
+/// virtual columns kept for [`super::column_plans::finish_columns`].
+pub(crate) fn declare_columns(
     stmt: &CreateTable,
     c: &dyn Connector,
     diags: &mut Vec<Diagnostic>,
 ) -> Columns {
     let mut cols = Columns::default();
-    let mut pending_virtual = Vec::new();
     for (position, col) in stmt.columns.iter().enumerate() {
+        if stmt.star.is_some_and(|(at, _)| at == position) {
+            cols.layout.push(Slot::Star);
+        }
         let key = col.name.value.to_lowercase();
         if cols.spans.contains_key(&key) {
             diags.push(
@@ -100,8 +119,9 @@ pub(crate) fn build_columns(
         if col.primary_key {
             cols.primary_keys.insert(col.name.value.clone());
         }
-        if let Some(g) = &col.generated {
-            pending_virtual.push((position, col, ty, g));
+        if col.generated.is_some() {
+            cols.layout.push(Slot::Virtual(position));
+            cols.declared_types.insert(position, ty);
             continue;
         }
         let mut field = SourceField::new(col.name.value.clone(), ty);
@@ -110,61 +130,81 @@ pub(crate) fn build_columns(
             check_metadata(c, &field, key, *span, diags);
             field.metadata_key = Some(key.clone());
         }
+        cols.layout.push(Slot::Field(field.name.clone()));
         cols.fields.push(field);
     }
-    primary_key(stmt, &mut cols, diags);
-    // Virtual columns see the physical and metadata columns, as in Arroyo.
-    let base = DFSchema::try_from(all_arrow_fields(&cols.fields, &[])).ok();
-    for (position, col, declared, g) in pending_virtual {
-        let Some(base) = &base else { break };
-        let Some((ty, nullable)) = plan_expr(
-            state,
-            base,
-            &g.expr.to_string(),
-            g.span,
-            &format!("virtual column '{}'", col.name.value),
-            diags,
-        ) else {
-            continue;
-        };
-        match FieldType::from_arrow(&Field::new("", ty.clone(), true)) {
-            // A wider declared type is a lossless cast, as PostgreSQL allows.
-            Some(planned) if planned.widens_to(&declared) => {}
-            Some(planned) => diags.push(
-                Diagnostic::error(format!(
-                    "virtual column '{}' is declared {} but its expression is {}",
-                    col.name.value, declared, planned
-                ))
-                .with_span(col.type_span)
-                .with_help(format!("Declare it as {planned}, or CAST the expression to {declared}.")),
-            ),
-            None => diags.push(
-                Diagnostic::error(format!("the expression of virtual column '{}' has type {ty}, which cannot be used in a connection table", col.name.value))
-                    .with_span(g.span)
-                    .with_help(format!("CAST it to {declared}.")),
-            ),
-        }
-        if col.not_null && nullable {
-            diags.push(
-                Diagnostic::error(format!(
-                    "virtual column '{}' is declared NOT NULL but its expression can be NULL",
-                    col.name.value
-                ))
-                .with_span(g.span)
-                .with_help("Remove NOT NULL, or wrap the expression in COALESCE(..)."),
-            );
-        }
-        cols.virtual_columns.push(VirtualColumn {
-            name: col.name.value.clone(),
-            expression: g.expr.to_string(),
-            field_type: declared,
-            required: !nullable,
-            stored: g.stored,
-            position,
-        });
+    if stmt.star.is_some_and(|(at, _)| at >= stmt.columns.len()) {
+        cols.layout.push(Slot::Star);
     }
-    watermark(state, stmt, &mut cols, diags);
     cols
+}
+
+impl Columns {
+    /// Whether the column list has `*`.
+    pub(crate) fn has_star(&self) -> bool {
+        self.layout.contains(&Slot::Star)
+    }
+
+    /// Physical (not metadata) fields that were declared.
+    pub(crate) fn declared_physical(&self) -> Vec<&SourceField> {
+        self.fields
+            .iter()
+            .filter(|f| f.metadata_key.is_none())
+            .collect()
+    }
+
+    /// Put `fields` where `*` is (or first, when the list has no `*`), recording where
+    /// they came from; declared fields keep their places.
+    pub(crate) fn insert_at_star(&mut self, fields: Vec<SourceField>, origin: &str) {
+        let at = self
+            .layout
+            .iter()
+            .position(|s| *s == Slot::Star)
+            .unwrap_or(0);
+        self.layout.retain(|s| *s != Slot::Star);
+        let slots: Vec<Slot> = fields.iter().map(|f| Slot::Field(f.name.clone())).collect();
+        self.layout.splice(at..at, slots);
+        for f in &fields {
+            self.origins.insert(f.name.clone(), origin.to_string());
+        }
+        let mut by_name: HashMap<String, SourceField> = std::mem::take(&mut self.fields)
+            .into_iter()
+            .chain(fields)
+            .map(|f| (f.name.clone(), f))
+            .collect();
+        self.fields = self
+            .layout
+            .iter()
+            .filter_map(|s| match s {
+                Slot::Field(name) => by_name.remove(name),
+                _ => None,
+            })
+            .collect();
+    }
+
+    /// Replace every field with `fields` (a connector's fixed schema), first in the list.
+    pub(crate) fn set_fields(&mut self, fields: Vec<SourceField>, origin: &str) {
+        self.layout.retain(|s| matches!(s, Slot::Virtual(_)));
+        self.fields.clear();
+        self.insert_at_star(fields, origin);
+    }
+
+    /// `*` that nothing took the place of (no schema document): dropped.
+    pub(crate) fn drop_star(&mut self) {
+        self.layout.retain(|s| *s != Slot::Star);
+    }
+
+    /// Every field's final position among all columns (fields and virtual ones).
+    pub(crate) fn virtual_positions(&self) -> Vec<(usize, usize)> {
+        self.layout
+            .iter()
+            .enumerate()
+            .filter_map(|(position, s)| match s {
+                Slot::Virtual(index) => Some((*index, position)),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 fn check_metadata(
@@ -210,184 +250,5 @@ fn check_metadata(
             )),
         ),
         Some(_) => {}
-    }
-}
-
-fn primary_key(stmt: &CreateTable, cols: &mut Columns, diags: &mut Vec<Diagnostic>) {
-    if stmt.primary_key.is_empty() {
-        return;
-    }
-    if !cols.primary_keys.is_empty() {
-        diags.push(
-            Diagnostic::error(format!(
-                "table '{}' declares its primary key twice",
-                stmt.name.value
-            ))
-            .with_span(stmt.primary_key[0].span)
-            .with_help("Declare the key either on the columns or in PRIMARY KEY (...), not both."),
-        );
-        return;
-    }
-    for k in &stmt.primary_key {
-        match cols
-            .fields
-            .iter_mut()
-            .find(|f| f.name.eq_ignore_ascii_case(&k.value))
-        {
-            Some(f) => {
-                f.required = true;
-                cols.primary_keys.insert(f.name.clone());
-            }
-            None => diags.push(
-                Diagnostic::error(format!(
-                    "primary key column '{}' is not a column of table '{}'",
-                    k.value, stmt.name.value
-                ))
-                .with_span(k.span)
-                .with_help("Name a physical or metadata column."),
-            ),
-        }
-    }
-}
-
-fn watermark(
-    state: &SessionState,
-    stmt: &CreateTable,
-    cols: &mut Columns,
-    diags: &mut Vec<Diagnostic>,
-) {
-    for extra in stmt.watermarks.iter().skip(1) {
-        diags.push(
-            Diagnostic::error("only one WATERMARK FOR clause is allowed per table")
-                .with_span(extra.span)
-                .with_help("Remove the extra WATERMARK FOR clause."),
-        );
-    }
-    let Some(w) = stmt.watermarks.first() else {
-        return;
-    };
-    let schema = cols.arrow_schema();
-    let Ok(column) = schema
-        .field_with_name(&w.column.value)
-        .cloned()
-        .or_else(|_| {
-            schema
-                .fields()
-                .iter()
-                .find(|f| f.name().eq_ignore_ascii_case(&w.column.value))
-                .map(|f| f.as_ref().clone())
-                .ok_or(())
-        })
-    else {
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let mut d = Diagnostic::error(format!(
-            "WATERMARK FOR column '{}' does not exist in table '{}'",
-            w.column.value, stmt.name.value
-        ))
-        .with_span(w.column.span);
-        if let Some(s) = closest(&w.column.value, names.iter().copied()) {
-            d = d.with_help(format!("Did you mean '{s}'?"));
-        } else {
-            d = d.with_help("Name a TIMESTAMP column of the table.");
-        }
-        diags.push(d);
-        return;
-    };
-    if !matches!(column.data_type(), DataType::Timestamp(_, None)) {
-        let shown = FieldType::from_arrow(&column)
-            .map(|t| t.to_string())
-            .unwrap_or_else(|| column.data_type().to_string());
-        diags.push(
-            Diagnostic::error(format!(
-                "WATERMARK FOR column '{}' has type {shown}, but it must be a TIMESTAMP",
-                column.name()
-            ))
-            .with_span(w.column.span)
-            .with_help("Use a TIMESTAMP column, or add a virtual column that converts this one."),
-        );
-        return;
-    }
-    let mut expression = None;
-    if let Some((expr, span)) = &w.expr {
-        let Ok(df) = DFSchema::try_from(schema) else {
-            return;
-        };
-        if let Some((ty, nullable)) = plan_expr(
-            state,
-            &df,
-            &expr.to_string(),
-            *span,
-            "the WATERMARK FOR expression",
-            diags,
-        ) {
-            if !matches!(ty, DataType::Timestamp(_, None)) {
-                diags.push(
-                    Diagnostic::error(format!("the WATERMARK FOR expression has type {ty}, but it must be a TIMESTAMP"))
-                        .with_span(*span)
-                        .with_help(format!("Subtract an interval from the column, for example {} - INTERVAL '5' SECOND.", column.name())),
-                );
-            } else if nullable {
-                diags.push(
-                    Diagnostic::error(
-                        "the WATERMARK FOR expression can be NULL, but it must be NOT NULL",
-                    )
-                    .with_span(*span)
-                    .with_help(format!(
-                        "Declare column '{}' NOT NULL, or wrap the expression in COALESCE(..).",
-                        column.name()
-                    )),
-                );
-            }
-        }
-        expression = Some(expr.to_string());
-    }
-    cols.watermark = Some(Watermark {
-        column: column.name().clone(),
-        expression,
-    });
-}
-
-/// Plan `sql` against `schema`: its type and nullability, or a diagnostic at `span`.
-pub(crate) fn plan_expr(
-    state: &SessionState,
-    schema: &DFSchema,
-    sql: &str,
-    span: Span,
-    what: &str,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<(DataType, bool)> {
-    let planned = state.create_logical_expr(sql, schema).and_then(|e| {
-        let ty = e.get_type(schema)?;
-        let nullable = e.nullable(schema as &dyn ExprSchema)?;
-        Ok((ty, nullable))
-    });
-    match planned {
-        Ok(r) => Some(r),
-        Err(e) => {
-            let msg = crate::errors::datafusion_message(&e);
-            let d = match msg.strip_prefix("no field named ") {
-                Some(rest) => {
-                    let field = rest
-                        .split(['.', ' '])
-                        .next()
-                        .unwrap_or(rest)
-                        .trim_matches('"');
-                    let names: Vec<&str> =
-                        schema.fields().iter().map(|f| f.name().as_str()).collect();
-                    let d = Diagnostic::error(format!("{what} refers to unknown column '{field}'"))
-                        .with_span(span);
-                    match closest(field, names.iter().copied()) {
-                        Some(s) => d.with_help(format!("Did you mean '{s}'?")),
-                        None => d.with_help(format!(
-                            "Refer to the table's physical or metadata columns: {}.",
-                            quoted_list(&names)
-                        )),
-                    }
-                }
-                None => Diagnostic::error(format!("cannot plan {what}: {msg}")).with_span(span),
-            };
-            diags.push(d);
-            None
-        }
     }
 }

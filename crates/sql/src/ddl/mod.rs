@@ -2,6 +2,7 @@
 //! diagnostic; nothing here writes to the catalog (the session applies the returned
 //! changes in one batch).
 
+mod column_plans;
 mod columns;
 mod generic;
 mod profile;

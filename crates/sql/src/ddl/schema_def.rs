@@ -15,6 +15,7 @@ use tributary_types::{Diagnostic, FieldType, Format, SchemaDefinition, SourceFie
 /// records the schema in the format where decoding needs it.
 pub(crate) fn apply_schema(
     source: &SchemaSource,
+    from_registry: bool,
     format: Option<&mut Format>,
     cols: &mut Columns,
     diags: &mut Vec<Diagnostic>,
@@ -111,7 +112,12 @@ pub(crate) fn apply_schema(
         },
     };
     if !whole_value {
-        merge(expanded, span, kind, cols, diags);
+        let origin = if from_registry {
+            "schema registry"
+        } else {
+            kind
+        };
+        merge(expanded, span, kind, origin, cols, diags);
     }
     definition
 }
@@ -119,45 +125,68 @@ pub(crate) fn apply_schema(
 /// What to do about a schema past the expansion limits.
 const TOO_BIG_HELP: &str = "Narrow the schema to the fields the table reads, or keep a large or deep part as one JSON column (an object without declared properties).";
 
-/// The expansion's columns into the table: taken whole, or checked against the declared.
+/// The expansion's columns into the table. With `*`, or without declared physical
+/// columns, the schema's columns are the table's (at the `*`, or first), and a declared
+/// column of the same name overrides one (checked compatible). With declared physical
+/// columns and no `*`, the table keeps only those, each checked against the schema, and
+/// a note names the columns left out.
 fn merge(
     expanded: ExpandedSchema,
     span: Span,
     kind: &str,
+    origin: &str,
     cols: &mut Columns,
     diags: &mut Vec<Diagnostic>,
 ) {
-    for note in &expanded.notes {
-        diags.push(
-            Diagnostic::warning(note.to_string())
-                .with_span(span)
-                .with_help("Query it with the json functions, or narrow the schema to one type."),
-        );
-    }
-    let declared: Vec<&SourceField> = cols
-        .fields
-        .iter()
-        .filter(|f| f.metadata_key.is_none())
-        .collect();
-    if declared.is_empty() {
-        let metadata = std::mem::take(&mut cols.fields);
-        cols.fields = expanded.fields;
-        cols.fields.extend(metadata);
-    } else {
-        for f in declared {
-            let at = cols
-                .spans
-                .get(&f.name.to_lowercase())
-                .copied()
-                .unwrap_or(span);
-            if let Some(d) = check_column(f, &expanded.fields, kind, at) {
-                diags.push(d);
-            }
+    let declared: Vec<SourceField> = cols.declared_physical().into_iter().cloned().collect();
+    for f in &declared {
+        let at = cols
+            .spans
+            .get(&f.name.to_lowercase())
+            .copied()
+            .unwrap_or(span);
+        if let Some(d) = check_column(f, &expanded.fields, kind, at) {
+            diags.push(d);
         }
     }
-    // Notes travel with the columns they explain (DESCRIBE shows them).
+    let declared_names: Vec<&str> = declared.iter().map(|f| f.name.as_str()).collect();
+    if cols.has_star() || declared.is_empty() {
+        let rest: Vec<SourceField> = expanded
+            .fields
+            .into_iter()
+            .filter(|f| !declared_names.contains(&f.name.as_str()))
+            .collect();
+        cols.insert_at_star(rest, origin);
+    } else {
+        let dropped: Vec<&str> = expanded
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .filter(|n| !declared_names.contains(n))
+            .collect();
+        if !dropped.is_empty() {
+            diags.push(
+                Diagnostic::note(format!(
+                    "the table keeps {} of the {kind}'s {} columns; left out: {}",
+                    declared.len(),
+                    declared.len() + dropped.len(),
+                    tributary_types::options::quoted_list(&dropped)
+                ))
+                .with_span(span)
+                .with_help("Write '*' in the column list to keep every column of the schema, with the declared columns beside it."),
+            );
+        }
+    }
+    // Notes on the columns kept: a warning now, and with the column (DESCRIBE shows them).
     for note in &expanded.notes {
         if cols.fields.iter().any(|f| f.name == note.column()) {
+            diags.push(
+                Diagnostic::warning(note.to_string())
+                    .with_span(span)
+                    .with_help(
+                        "Query it with the json functions, or narrow the schema to one type.",
+                    ),
+            );
             let entry = cols.notes.entry(note.column().to_string()).or_default();
             if !entry.is_empty() {
                 entry.push_str("; ");

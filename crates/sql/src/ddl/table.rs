@@ -3,7 +3,8 @@
 //! PARTITIONED BY, lookup cache), `table_roles` (source, sink or lookup) and
 //! `table_schema` (schema rules after the columns are built).
 
-use super::columns::build_columns;
+use super::column_plans::finish_columns;
+use super::columns::declare_columns;
 use super::generic::GENERIC_TABLE_OPTIONS;
 use super::profile::{connector_option, finish};
 use super::registry::FetchedSchema;
@@ -146,17 +147,36 @@ pub(crate) fn build_table(
         candidates
     };
     let misspelled = report_unknown(&opts, "table", c.id(), candidates, &mut diags);
-    // 7. Schema.
-    let mut cols = build_columns(state, stmt, c, &mut diags);
+    // 7. Schema: the declared columns, a schema document's, then what needs them all.
+    let mut cols = declare_columns(stmt, c, &mut diags);
     let mut format = formats.format.clone().or_else(|| c.default_format());
     let errors_before_schema = errors(&diags);
-    let definition = formats
-        .schema
-        .as_ref()
-        .and_then(|source| apply_schema(source, format.as_mut(), &mut cols, &mut diags));
+    let definition = formats.schema.as_ref().and_then(|source| {
+        apply_schema(
+            source,
+            registry.is_some(),
+            format.as_mut(),
+            &mut cols,
+            &mut diags,
+        )
+    });
     // When the format or its schema is wrong, that error is the root cause: the rules
     // that need the schema (columns, a reader schema) would only repeat it.
     let schema_in_doubt = schema_pending || format_failed || errors(&diags) > errors_before_schema;
+    if let Some((_, star)) = stmt.star
+        && cols.has_star()
+    {
+        if !schema_in_doubt && c.fixed_schema().is_none() {
+            diags.push(
+                Diagnostic::error(format!(
+                    "'*' stands for the columns of a schema document, but table '{name}' has none"
+                ))
+                .with_span(star)
+                .with_help("Give the schema ('json.schema', 'avro.schema', 'protobuf.schema_file' or a schema registry), or list the columns instead of '*'."),
+            );
+        }
+        cols.drop_star();
+    }
     if let (Some(r), Some(f)) = (&registry, format.as_mut()) {
         match f {
             Format::Avro(a) => a.schema_id = Some(r.id),
@@ -223,7 +243,7 @@ pub(crate) fn build_table(
     }
     if let Some(fixed) = c.fixed_schema() {
         fixed_schema(c.id(), fixed, &mut cols, stmt, &mut diags);
-    } else if cols.fields.is_empty() && cols.virtual_columns.is_empty() && !schema_in_doubt {
+    } else if cols.declared_physical().is_empty() && !schema_in_doubt {
         no_columns(
             name,
             connection_type,
@@ -233,6 +253,7 @@ pub(crate) fn build_table(
             &mut diags,
         );
     }
+    finish_columns(state, stmt, &mut cols, &mut diags);
     debezium_rules(&format, connection_type, &cols, stmt, &mut diags);
     if !schema_in_doubt {
         avro_rules(
@@ -265,6 +286,7 @@ pub(crate) fn build_table(
         fields: cols.fields.clone(),
         definition,
         column_notes: cols.notes.clone(),
+        column_origins: cols.origins.clone(),
     };
     for e in schema.validate() {
         diags.push(

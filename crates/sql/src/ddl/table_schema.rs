@@ -24,7 +24,7 @@ pub(super) fn fixed_schema(
             .iter()
             .map(|f| (f.name.clone(), f.field_type.clone(), f.required))
             .collect();
-        if declared != expected || !cols.virtual_columns.is_empty() {
+        if declared != expected || !cols.declared_types.is_empty() {
             let list: Vec<String> = fixed
                 .iter()
                 .map(|f| {
@@ -47,11 +47,12 @@ pub(super) fn fixed_schema(
             );
         }
     }
-    cols.fields = fixed;
+    cols.set_fields(fixed, "connector");
 }
 
-/// A table without columns: sinks take their schema from the first INSERT; formats with a
-/// single `value` column get it; other sources must declare columns.
+/// A source without declared physical columns: formats that read the whole message as
+/// one `value` column get it (before any metadata and virtual columns); other sources
+/// must declare columns. Sinks take their schema from the first INSERT.
 pub(super) fn no_columns(
     name: &str,
     t: ConnectionType,
@@ -63,21 +64,20 @@ pub(super) fn no_columns(
     if t == ConnectionType::Sink {
         return;
     }
-    match format {
-        Some(Format::RawString {}) => cols
-            .fields
-            .push(SourceField::new("value", FieldType::String)),
-        Some(Format::RawBytes {}) => cols
-            .fields
-            .push(SourceField::new("value", FieldType::Bytes)),
-        Some(f) if f.unstructured_option().is_some() => {
-            cols.fields.push(SourceField::new("value", FieldType::Json))
-        }
-        _ => diags.push(
+    let value = match format {
+        Some(Format::RawString {}) => Some(FieldType::String),
+        Some(Format::RawBytes {}) => Some(FieldType::Bytes),
+        Some(f) if f.unstructured_option().is_some() => Some(FieldType::Json),
+        _ => None,
+    };
+    match value {
+        Some(t) => cols.insert_at_star(vec![SourceField::new("value", t)], "format"),
+        None if cols.fields.is_empty() && cols.declared_types.is_empty() => diags.push(
             Diagnostic::error(format!("{t} table '{name}' declares no columns"))
                 .with_span(stmt.name.span)
                 .with_help("Declare its columns: CREATE TABLE name (col TYPE, ...) WITH (...)."),
         ),
+        None => {}
     }
 }
 

@@ -35,6 +35,9 @@ pub struct CreateTable {
     pub if_not_exists: bool,
     /// Columns in declaration order.
     pub columns: Vec<ColumnDef>,
+    /// `*` in the column list: every column of the table's schema document, standing
+    /// before the column at this index; and where it is written.
+    pub star: Option<(usize, Span)>,
     /// Table-level `PRIMARY KEY (a, b)`.
     pub primary_key: Vec<Name>,
     /// `WATERMARK FOR col [AS expr]`, each one given (more than one is an error).

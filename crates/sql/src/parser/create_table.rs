@@ -22,6 +22,7 @@ impl StmtParser {
             temporary,
             if_not_exists,
             columns: vec![],
+            star: None,
             primary_key: vec![],
             watermarks: vec![],
             options: vec![],
@@ -76,6 +77,18 @@ impl StmtParser {
 
     fn table_element(&mut self, table: &mut CreateTable) -> PResult<()> {
         let start = span(self.p.peek_token_ref().span);
+        // `*`: the schema's columns, here (as in RisingWave).
+        if self.p.consume_token(&Token::Mul) {
+            if table.star.is_some() {
+                return Err(StmtError::Diagnostic(
+                    Diagnostic::error("'*' appears twice in the column list")
+                        .with_span(start)
+                        .with_help("Write '*' once: it stands for every column of the schema."),
+                ));
+            }
+            table.star = Some((table.columns.len(), start));
+            return Ok(());
+        }
         if self.eat_word("watermark") {
             self.p.expect_keyword(Keyword::FOR)?;
             let ident = self.p.parse_identifier()?;
