@@ -183,7 +183,7 @@ pub(crate) async fn read_body(probe: &mut Probe<'_>, response: reqwest::Response
         ),
         Some(Ok(body)) => {
             probe.pass(Stage::Read, format!("read a {} byte response", body.len()));
-            probe.messages.push(body.to_vec());
+            probe.messages.push(body.to_vec().into());
         }
         Some(Err(e)) => probe.fail(
             Stage::Read,
@@ -234,7 +234,7 @@ pub(crate) async fn read_events(
                     && (events.is_empty() || events.contains(&kind))
                     && probe.messages.len() < probe.limit
                 {
-                    probe.messages.push(data.join("\n").into_bytes());
+                    probe.messages.push(data.join("\n").into_bytes().into());
                 }
                 data.clear();
             } else if let Some(v) = line.strip_prefix("data:") {

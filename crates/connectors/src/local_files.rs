@@ -78,7 +78,7 @@ pub(crate) async fn read_messages(probe: &mut Probe<'_>, files: &[PathBuf]) {
             }
         };
         if probe.whole_files {
-            probe.messages.push(bytes);
+            probe.messages.push(bytes.into());
             continue;
         }
         for line in bytes.split(|b| *b == b'\n') {
@@ -89,7 +89,7 @@ pub(crate) async fn read_messages(probe: &mut Probe<'_>, files: &[PathBuf]) {
             if probe.messages.len() >= probe.limit {
                 break;
             }
-            probe.messages.push(line.to_vec());
+            probe.messages.push(line.to_vec().into());
         }
     }
     if probe.messages.is_empty() {

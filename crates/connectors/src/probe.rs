@@ -127,6 +127,38 @@ pub struct TestEvent {
     pub elapsed_ms: u64,
 }
 
+/// One metadata value a connector attaches to a message (what `METADATA FROM 'key'`
+/// columns read), typed as the connector's `MetadataKey` declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetadataValue {
+    /// An `INT` value.
+    Int(i32),
+    /// A `BIGINT` value.
+    BigInt(i64),
+    /// A `TEXT` value.
+    Text(String),
+    /// A `BYTEA` value.
+    Bytes(Vec<u8>),
+}
+
+/// A message a test read: the payload to decode, and its metadata by key.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SampledMessage {
+    /// The raw payload.
+    pub payload: Vec<u8>,
+    /// Metadata values by `METADATA FROM` key (absent keys read as NULL).
+    pub metadata: Vec<(&'static str, MetadataValue)>,
+}
+
+impl From<Vec<u8>> for SampledMessage {
+    fn from(payload: Vec<u8>) -> Self {
+        Self {
+            payload,
+            metadata: Vec::new(),
+        }
+    }
+}
+
 /// Where each event goes as it happens (the REPL prints it, the REST API streams it).
 pub type EventSink = std::sync::Arc<dyn Fn(&TestEvent) + Send + Sync>;
 
@@ -149,8 +181,8 @@ pub struct Probe<'a> {
     on_event: Option<EventSink>,
     started: Instant,
     events: Vec<TestEvent>,
-    /// Raw messages read, for the caller to decode.
-    pub messages: Vec<Vec<u8>>,
+    /// Messages read, for the caller to decode.
+    pub messages: Vec<SampledMessage>,
     /// Values read from the environment, scrubbed from every report.
     resolved: Vec<String>,
 }

@@ -22,6 +22,7 @@ mod mask;
 pub mod parser;
 mod provider;
 pub mod render;
+mod sample_rows;
 mod session;
 mod sinks;
 mod testing;

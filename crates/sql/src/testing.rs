@@ -9,7 +9,6 @@ use serde_json::Value;
 use std::time::Duration;
 use tributary_connectors::probe::{Outcome, Probe, Stage, TestCode, TestEvent};
 use tributary_connectors::registry;
-use tributary_formats::BatchDecoder;
 use tributary_types::{
     ConnectionProfile, ConnectionTable, ConnectionType, Diagnostic, Format, LastTest, Span,
     parse_interval_micros,
@@ -47,7 +46,7 @@ fn env(name: &str) -> Option<String> {
 #[derive(Debug)]
 pub(crate) struct Tested {
     pub events: Vec<TestEvent>,
-    pub messages: Vec<Vec<u8>>,
+    pub messages: Vec<tributary_connectors::probe::SampledMessage>,
 }
 
 impl Tested {
@@ -174,46 +173,7 @@ pub(crate) async fn test_table(
         .1
 }
 
-/// The decoded sample rows, and why each message that did not decode failed.
-#[derive(Debug)]
-pub(crate) struct Decoded {
-    pub batch: Option<RecordBatch>,
-    pub failures: Vec<(usize, String)>,
-}
-
-/// Decode each message with the table's format and schema, one by one, so every failure
-/// names its message.
-pub(crate) fn decode(table: &ConnectionTable, messages: &[Vec<u8>]) -> Result<Decoded, String> {
-    let mut schema = table.schema.clone();
-    schema.bad_data = None;
-    let mut decoder = BatchDecoder::new(&schema).map_err(|e| e.to_string())?;
-    let mut batches = Vec::new();
-    let mut failures = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
-        let pushed = decoder.push(m).and_then(|()| decoder.finish());
-        match pushed {
-            Ok(Some(b)) => batches.push(b),
-            Ok(None) => {}
-            Err(e) => failures.push((i + 1, reason(&e))),
-        }
-    }
-    let batch = if batches.is_empty() {
-        None
-    } else {
-        Some(
-            datafusion::arrow::compute::concat_batches(&decoder.schema(), &batches)
-                .map_err(|e| e.to_string())?,
-        )
-    };
-    Ok(Decoded { batch, failures })
-}
-
-fn reason(e: &tributary_formats::DecodeError) -> String {
-    match e {
-        tributary_formats::DecodeError::BadRecord { reason, .. } => reason.clone(),
-        other => other.to_string(),
-    }
-}
+pub(crate) use crate::sample_rows::decode;
 
 /// The events as rows: stage, result, code, detail, elapsed.
 pub(crate) fn events_batch(events: &[TestEvent]) -> RecordBatch {

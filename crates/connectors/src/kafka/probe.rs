@@ -4,7 +4,7 @@
 //! misspelled), and up to `limit` messages read from the table's start offset. Also the
 //! topic list for completion. librdkafka's calls block, so they run on the blocking pool.
 
-use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
+use crate::probe::{MetadataValue, Probe, SampledMessage, Stage, TestCode, human, is_dns_error};
 use rdkafka::client::ClientContext;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
@@ -464,7 +464,7 @@ fn read(
     offset: &str,
     limit: usize,
     timeout: Duration,
-) -> Result<(Vec<Vec<u8>>, i64), KafkaError> {
+) -> Result<(Vec<SampledMessage>, i64), KafkaError> {
     let consumer: BaseConsumer = config.create()?;
     let mut held = 0;
     let mut assignment = TopicPartitionList::new();
@@ -489,7 +489,22 @@ fn read(
         match consumer.poll(left.min(Duration::from_millis(200))) {
             Some(Ok(m)) => {
                 if let Some(payload) = m.payload() {
-                    out.push(payload.to_vec());
+                    // The values METADATA FROM columns read, as the connector declares them.
+                    let mut metadata = vec![
+                        ("topic", MetadataValue::Text(m.topic().to_string())),
+                        ("partition", MetadataValue::Int(m.partition())),
+                        ("offset_id", MetadataValue::BigInt(m.offset())),
+                    ];
+                    if let Some(key) = m.key() {
+                        metadata.push(("key", MetadataValue::Bytes(key.to_vec())));
+                    }
+                    if let Some(ms) = m.timestamp().to_millis() {
+                        metadata.push(("timestamp", MetadataValue::BigInt(ms)));
+                    }
+                    out.push(SampledMessage {
+                        payload: payload.to_vec(),
+                        metadata,
+                    });
                 }
             }
             Some(Err(KafkaError::PartitionEOF(_))) | None => {}

@@ -5,7 +5,9 @@
 //! such. TLS brokers (`mqtts://`, `ssl://`) are verified against the profile's CA (or
 //! this machine's roots), with the client certificate when one is given.
 
-use crate::probe::{Probe, Stage, TestCode, connect_code, human, is_dns_error};
+use crate::probe::{
+    MetadataValue, Probe, SampledMessage, Stage, TestCode, connect_code, human, is_dns_error,
+};
 use rumqttc::{
     AsyncClient, ConnectReturnCode, ConnectionError, Event, EventLoop, MqttOptions, Packet, QoS,
     TlsConfiguration, Transport,
@@ -346,7 +348,10 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                 subscribed = true;
                 probe.pass(Stage::Locate, format!("subscribed to '{topic}'"));
             }
-            Event::Incoming(Packet::Publish(p)) => probe.messages.push(p.payload.to_vec()),
+            Event::Incoming(Packet::Publish(p)) => probe.messages.push(SampledMessage {
+                payload: p.payload.to_vec(),
+                metadata: vec![("topic", MetadataValue::Text(p.topic.clone()))],
+            }),
             _ => {}
         }
     }

@@ -213,7 +213,7 @@ async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
             .await
         {
             None => return,
-            Some(Ok(m)) => probe.messages.push(m.payload.to_vec()),
+            Some(Ok(m)) => probe.messages.push(m.payload.to_vec().into()),
             // Deleted sequences leave gaps; the next one is tried.
             Some(Err(_)) if seq < first + count => {}
             Some(Err(_)) => break,
@@ -247,7 +247,7 @@ async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
     let deadline = tokio::time::Instant::now() + probe.timeout;
     while probe.messages.len() < probe.limit {
         match tokio::time::timeout_at(deadline, subscription.next()).await {
-            Ok(Some(m)) => probe.messages.push(m.payload.to_vec()),
+            Ok(Some(m)) => probe.messages.push(m.payload.to_vec().into()),
             _ => break,
         }
     }

@@ -8,7 +8,7 @@
 
 use super::client::{Broker, Offset, StreamClient, StreamError};
 use super::wire::code;
-use crate::probe::{Probe, Stage, TestCode, connect_code, human, is_dns_error};
+use crate::probe::{Probe, SampledMessage, Stage, TestCode, connect_code, human, is_dns_error};
 use serde_json::Value;
 
 /// The management API's port, which completion asks for the stream names.
@@ -423,7 +423,9 @@ async fn read(probe: &mut Probe<'_>, mut client: StreamClient, stream: &str) {
         match tokio::time::timeout_at(deadline, client.next_messages()).await {
             Ok(Ok(messages)) => {
                 let room = probe.limit - probe.messages.len();
-                probe.messages.extend(messages.into_iter().take(room));
+                probe
+                    .messages
+                    .extend(messages.into_iter().take(room).map(SampledMessage::from));
             }
             Ok(Err(e)) => {
                 failure = Some(e.to_string());

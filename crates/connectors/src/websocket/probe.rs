@@ -186,8 +186,8 @@ where
     let mut closed = None;
     while probe.messages.len() < probe.limit {
         match tokio::time::timeout_at(deadline, socket.next()).await {
-            Ok(Some(Ok(Message::Text(t)))) => probe.messages.push(t.as_bytes().to_vec()),
-            Ok(Some(Ok(Message::Binary(b)))) => probe.messages.push(b.to_vec()),
+            Ok(Some(Ok(Message::Text(t)))) => probe.messages.push(t.as_bytes().to_vec().into()),
+            Ok(Some(Ok(Message::Binary(b)))) => probe.messages.push(b.to_vec().into()),
             Ok(Some(Ok(Message::Close(frame)))) => {
                 closed = Some(frame.map_or_else(
                     || "without a reason".to_string(),

@@ -823,6 +823,38 @@ async fn kafka_profiles_and_tables_against_the_mock_cluster() {
     got.sort();
     assert_eq!(got, ["1 a", "3 c"]);
     assert_a_message_was_undecodable(&t[0]);
+    // The sample rows carry the table's METADATA columns, from each message.
+    s.execute("CREATE TABLE orders_meta (id BIGINT, t TEXT METADATA FROM 'topic', p INT METADATA FROM 'partition', o BIGINT METADATA FROM 'offset_id', k BYTEA METADATA FROM 'key', ts BIGINT METADATA FROM 'timestamp', name TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json')")
+        .await
+        .unwrap();
+    let t = s
+        .execute("TEST TABLE orders_meta LIMIT 3 TIMEOUT '10 seconds'")
+        .await
+        .unwrap();
+    let Output::Rows { schema, .. } = &t[0].output else {
+        panic!("no rows")
+    };
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["id", "t", "p", "o", "k", "ts", "name"]);
+    let mut got = rows(&t[0]);
+    got.sort();
+    assert_eq!(got.len(), 2, "{got:?}");
+    for (row, (id, key, name)) in got.iter().zip([("1", "30", "a"), ("3", "32", "c")]) {
+        // id, topic, partition (0 or 1), offset, key (the index as text, shown as hex
+        // bytes), a timestamp in milliseconds, name.
+        let cells: Vec<&str> = row.split(' ').collect();
+        assert_eq!(
+            (cells[0], cells[1], cells[4], cells[6]),
+            (id, "orders", key, name),
+            "{row}"
+        );
+        assert!(matches!(cells[2], "0" | "1"), "{row}");
+        assert!(cells[3].parse::<i64>().is_ok(), "{row}");
+        assert!(
+            cells[5].parse::<i64>().unwrap() > 1_700_000_000_000,
+            "{row}"
+        );
+    }
     // From the latest offset nothing arrives, and the message says why.
     s.execute("CREATE TABLE orders_latest (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', format = 'json')")
         .await
@@ -964,6 +996,12 @@ async fn mqtt_brokers_connect_authenticate_and_deliver() {
         .unwrap();
     let t = s.execute("TEST TABLE orders LIMIT 1").await.unwrap();
     assert_eq!(rows(&t[0]), ["42"]);
+    // The topic a message came from, as a METADATA column.
+    s.execute("CREATE TABLE orders_topic (id BIGINT, topic TEXT METADATA FROM 'topic') WITH (connector = 'mqtt', connection_profile = 'm', topic = 'tributary/test/orders', type = 'source', format = 'json')")
+        .await
+        .unwrap();
+    let t = s.execute("TEST TABLE orders_topic LIMIT 1").await.unwrap();
+    assert_eq!(rows(&t[0]), ["42 tributary/test/orders"]);
     // Nothing retained, nothing published: the topic is idle, and the message says why.
     s.execute("CREATE TABLE quiet (id BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', topic = 'tributary/test/quiet', type = 'source', format = 'json')")
         .await
