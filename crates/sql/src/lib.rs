@@ -31,7 +31,8 @@ mod windows;
 
 pub use ddl::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
 pub use provider::{
-    ConnectionTableProvider, SessionShared, TributaryCatalogProvider, TributarySchemaProvider,
+    ConnectionTableProvider, LookupJoin, LookupJoinExec, LookupJoins, SessionShared,
+    TributaryCatalogProvider, TributaryQueryPlanner, TributarySchemaProvider,
 };
 pub use session::{
     Mode, Outcome, Output, ScriptSummary, Session, StatementError, StatementResult, register,

@@ -97,7 +97,7 @@ impl ExecutionPlan for ConnectionScanExec {
         Err(crate::errors::to_datafusion(
             Diagnostic::error(format!("reading table '{}' (connector '{}') is not supported yet", self.table, self.connector))
                 .with_note("statements are validated and planned; reading from connectors arrives with the execution work")
-                .with_help(format!("Use EXPLAIN to see the plan, or TEST TABLE {} once connection testing is available.", self.table)),
+                .with_help(format!("Use EXPLAIN to see the plan, or TEST TABLE {} to read sample rows.", self.table)),
         ))
     }
 }

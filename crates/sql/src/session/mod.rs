@@ -81,9 +81,15 @@ impl Session {
         Self::with_context(SessionContext::new_with_config(session_config()), store)
     }
 
-    /// A session over `store` using an existing DataFusion context (create it with
-    /// [`session_config`]).
+    /// A session over `store` using a DataFusion context made from `ctx`'s state (create
+    /// it with [`session_config`]), with Tributary's planning added: joins with lookup
+    /// tables become lookup joins. [`Session::context`] is that new context.
     pub fn with_context(ctx: SessionContext, store: Arc<dyn CatalogStore>) -> Self {
+        let state = datafusion::execution::SessionStateBuilder::new_from_existing(ctx.state())
+            .with_query_planner(Arc::new(crate::provider::TributaryQueryPlanner))
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        ctx.add_optimizer_rule(Arc::new(crate::provider::LookupJoins));
         let shared = register(&ctx, store);
         Self {
             ctx,

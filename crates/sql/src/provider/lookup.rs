@@ -1,0 +1,255 @@
+//! Lookup joins: a join whose right side is a lookup (temporary) table is planned as
+//! [`LookupJoin`], which fetches the rows of each key the left side brings, instead of a
+//! hash join over a scan of the whole lookup table (which a key-value store cannot give).
+//! [`LookupJoins`] is the optimizer rule that finds them; `lookup_exec` plans them.
+
+use super::table::ConnectionTableProvider;
+use datafusion::common::tree_node::Transformed;
+use datafusion::common::{Column, DFSchemaRef, Result, TableReference};
+use datafusion::datasource::source_as_provider;
+use datafusion::logical_expr::{
+    Expr, JoinType, LogicalPlan, TableScan, UserDefinedLogicalNodeCore,
+};
+use datafusion::optimizer::{ApplyOrder, OptimizerConfig, OptimizerRule};
+use std::cmp::Ordering;
+use std::fmt;
+use tributary_types::{ConnectionTable, ConnectionType};
+
+/// A join of a stream (the input) with a lookup table, by key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LookupJoin {
+    /// The left side: what brings the keys.
+    pub input: LogicalPlan,
+    /// The lookup table's name.
+    pub table: String,
+    /// Its connector.
+    pub connector: String,
+    /// The name the lookup table's columns are qualified with (its alias).
+    pub qualifier: Option<TableReference>,
+    /// The lookup table's columns the join reads, by name.
+    pub columns: Vec<String>,
+    /// Each key: an expression over the input, and the lookup table's column it equals.
+    pub on: Vec<(Expr, String)>,
+    /// A condition on the looked-up rows (a filter written on the lookup table).
+    pub lookup_filter: Option<Expr>,
+    /// A condition on the joined row (non-equality parts of ON).
+    pub filter: Option<Expr>,
+    /// Inner (rows without a match dropped) or Left (kept, with NULLs).
+    pub join_type: JoinType,
+    /// The output: the input's columns, then the lookup table's.
+    pub schema: DFSchemaRef,
+}
+
+impl PartialOrd for LookupJoin {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        // Plans are compared for equality; an order only needs to be consistent with it.
+        (self == other)
+            .then_some(Ordering::Equal)
+            .or_else(|| self.table.partial_cmp(&other.table))
+    }
+}
+
+impl UserDefinedLogicalNodeCore for LookupJoin {
+    fn name(&self) -> &str {
+        "LookupJoin"
+    }
+
+    fn inputs(&self) -> Vec<&LogicalPlan> {
+        vec![&self.input]
+    }
+
+    fn schema(&self) -> &DFSchemaRef {
+        &self.schema
+    }
+
+    fn expressions(&self) -> Vec<Expr> {
+        let mut out: Vec<Expr> = self.on.iter().map(|(e, _)| e.clone()).collect();
+        out.extend(self.filter.iter().cloned());
+        out
+    }
+
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let keys: Vec<String> = self
+            .on
+            .iter()
+            .map(|(e, c)| format!("{e} = {}", self.qualified(c)))
+            .collect();
+        write!(
+            f,
+            "LookupJoin: {} {}, on=[{}]",
+            self.join_type,
+            self.table,
+            keys.join(", ")
+        )?;
+        if let Some(lf) = &self.lookup_filter {
+            write!(f, ", lookup_filter={lf}")?;
+        }
+        if let Some(jf) = &self.filter {
+            write!(f, ", filter={jf}")?;
+        }
+        Ok(())
+    }
+
+    fn with_exprs_and_inputs(&self, exprs: Vec<Expr>, inputs: Vec<LogicalPlan>) -> Result<Self> {
+        let mut node = self.clone();
+        if let Some(input) = inputs.into_iter().next() {
+            node.input = input;
+        }
+        let keys = self.on.len();
+        for (slot, e) in node.on.iter_mut().zip(exprs.iter()) {
+            slot.0 = e.clone();
+        }
+        node.filter = exprs.get(keys).cloned();
+        Ok(node)
+    }
+}
+
+impl LookupJoin {
+    fn qualified(&self, column: &str) -> String {
+        match &self.qualifier {
+            Some(q) => format!("{q}.{column}"),
+            None => column.to_string(),
+        }
+    }
+}
+
+/// The optimizer rule that plans joins with lookup tables as [`LookupJoin`]s.
+#[derive(Debug, Default)]
+pub struct LookupJoins;
+
+impl OptimizerRule for LookupJoins {
+    fn name(&self) -> &str {
+        "tributary_lookup_joins"
+    }
+
+    fn apply_order(&self) -> Option<ApplyOrder> {
+        Some(ApplyOrder::BottomUp)
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        let LogicalPlan::Join(join) = &plan else {
+            return Ok(Transformed::no(plan));
+        };
+        if !matches!(join.join_type, JoinType::Inner | JoinType::Left) {
+            return Ok(Transformed::no(plan));
+        }
+        let Some(side) = lookup_side(&join.right) else {
+            return Ok(Transformed::no(plan));
+        };
+        // Every key must be one of the lookup table's columns, as written.
+        let mut on = Vec::with_capacity(join.on.len());
+        for (left, right) in &join.on {
+            match right {
+                Expr::Column(c) if side.columns.contains(&c.name) => {
+                    on.push((left.clone(), c.name.clone()))
+                }
+                _ => return Ok(Transformed::no(plan)),
+            }
+        }
+        let node = LookupJoin {
+            input: join.left.as_ref().clone(),
+            table: side.table.name,
+            connector: side.table.connector,
+            qualifier: side.qualifier,
+            columns: side.columns,
+            on,
+            lookup_filter: side.filter,
+            filter: join.filter.clone(),
+            join_type: join.join_type,
+            schema: join.schema.clone(),
+        };
+        Ok(Transformed::yes(LogicalPlan::Extension(
+            datafusion::logical_expr::Extension {
+                node: std::sync::Arc::new(node),
+            },
+        )))
+    }
+}
+
+/// What the right side of a join reads, when it is a lookup table (under an alias, a
+/// projection of its columns, and filters).
+struct LookupSide {
+    table: ConnectionTable,
+    qualifier: Option<TableReference>,
+    columns: Vec<String>,
+    filter: Option<Expr>,
+}
+
+fn lookup_side(plan: &LogicalPlan) -> Option<LookupSide> {
+    match plan {
+        LogicalPlan::TableScan(scan) => scanned_lookup(scan),
+        LogicalPlan::SubqueryAlias(a) => {
+            let mut side = lookup_side(&a.input)?;
+            side.qualifier = Some(a.alias.clone());
+            // Filters written on the table refer to it by its alias now.
+            side.filter = match side.filter {
+                Some(f) => Some(requalify(f, &a.alias).ok()?),
+                None => None,
+            };
+            Some(side)
+        }
+        LogicalPlan::Filter(f) => {
+            let mut side = lookup_side(&f.input)?;
+            side.filter = Some(match side.filter {
+                Some(existing) => existing.and(f.predicate.clone()),
+                None => f.predicate.clone(),
+            });
+            Some(side)
+        }
+        LogicalPlan::Projection(p) => {
+            let mut side = lookup_side(&p.input)?;
+            let mut columns = Vec::with_capacity(p.expr.len());
+            for e in &p.expr {
+                match e {
+                    Expr::Column(c) => columns.push(c.name.clone()),
+                    _ => return None,
+                }
+            }
+            side.columns = columns;
+            Some(side)
+        }
+        _ => None,
+    }
+}
+
+fn scanned_lookup(scan: &TableScan) -> Option<LookupSide> {
+    let provider = source_as_provider(&scan.source).ok()?;
+    let table = provider
+        .downcast_ref::<ConnectionTableProvider>()?
+        .table()
+        .clone();
+    if table.connection_type != ConnectionType::Lookup {
+        return None;
+    }
+    let columns = scan
+        .projected_schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let filter = scan.filters.iter().cloned().reduce(Expr::and);
+    Some(LookupSide {
+        table,
+        qualifier: Some(scan.table_name.clone()),
+        columns,
+        filter,
+    })
+}
+
+/// `expr` with its columns qualified by `alias`.
+fn requalify(expr: Expr, alias: &TableReference) -> Result<Expr> {
+    use datafusion::common::tree_node::TreeNode;
+    expr.transform_up(|e| {
+        Ok(match e {
+            Expr::Column(c) => {
+                Transformed::yes(Expr::Column(Column::new(Some(alias.clone()), c.name)))
+            }
+            other => Transformed::no(other),
+        })
+    })
+    .map(|t| t.data)
+}
