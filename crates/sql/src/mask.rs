@@ -8,7 +8,7 @@ use crate::parser::DIALECT;
 use crate::parser::spans::LineIndex;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use tributary_connectors::is_secret_option;
-use tributary_types::{Location, env_references, secret_ranges};
+use tributary_types::{Location, env_references, merge_ranges, secret_ranges};
 
 /// Byte ranges of `text` to mask, in order and disjoint.
 pub(crate) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
@@ -48,7 +48,7 @@ pub(crate) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
             out.push((start + s, start + e));
         }
     }
-    merge(out)
+    merge_ranges(out)
 }
 
 /// The contents of the secret literals of `text`, for removing them from messages.
@@ -169,18 +169,6 @@ fn quoted_parts(text: &str) -> Vec<(usize, usize)> {
         out.push((start, text.len()));
     }
     out
-}
-
-fn merge(mut ranges: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
-    ranges.sort_unstable();
-    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
-    for (s, e) in ranges {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
-        }
-    }
-    merged
 }
 
 #[cfg(test)]

@@ -101,8 +101,12 @@ pub fn secret_ranges(text: &str) -> Vec<(usize, usize)> {
             ranges.push((value_start, value_end));
         }
     }
+    merge_ranges(ranges)
+}
+
+/// `ranges` sorted, with overlapping ones merged, so a caller can splice them in order.
+pub fn merge_ranges(mut ranges: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     ranges.sort_unstable();
-    // Merge overlaps so the caller can splice them in order.
     let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
     for (s, e) in ranges {
         match merged.last_mut() {

@@ -181,7 +181,8 @@ fn separates(token: &Token) -> bool {
     }
 }
 
-/// Tokens that join two operands into one tree node.
+/// Tokens that join two operands into one tree node. (`a.b.c` is not among them: it
+/// parses into one flat name.)
 fn is_binary_operator(token: &Token) -> bool {
     match token {
         Token::Plus
@@ -215,8 +216,7 @@ fn is_binary_operator(token: &Token) -> bool {
         | Token::ExclamationMarkTildeAsterisk
         | Token::Question
         | Token::AtArrow
-        | Token::ArrowAt
-        | Token::Period => true,
+        | Token::ArrowAt => true,
         Token::Word(w) if w.quote_style.is_none() => [
             "and", "or", "like", "ilike", "is", "in", "between", "similar", "regexp", "rlike",
             "collate", "at",
@@ -224,5 +224,49 @@ fn is_binary_operator(token: &Token) -> bool {
         .iter()
         .any(|k| w.value.eq_ignore_ascii_case(k)),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parser::parse_script;
+
+    fn refused(sql: &str) -> Option<String> {
+        parse_script(sql)
+            .into_iter()
+            .find_map(|r| r.err())
+            .map(|f| f.diagnostic.message)
+    }
+
+    #[test]
+    fn ordinary_statements_pass_and_deep_ones_are_refused() {
+        // Long flat lists, qualified names and many CASE branches are not deep.
+        let list: Vec<String> = (0..5_000).map(|i| i.to_string()).collect();
+        assert_eq!(
+            refused(&format!("SELECT 1 WHERE a IN ({})", list.join(", "))),
+            None
+        );
+        let cols: Vec<String> = (0..2_000).map(|i| format!("t.c{i} + 1")).collect();
+        assert_eq!(refused(&format!("SELECT {} FROM t", cols.join(", "))), None);
+        let whens: Vec<String> = (0..1_000)
+            .map(|i| format!("WHEN a = {i} THEN {i}"))
+            .collect();
+        assert_eq!(
+            refused(&format!("SELECT CASE {} END FROM t", whens.join(" "))),
+            None
+        );
+        assert_eq!(
+            refused(&format!("SELECT {} FROM t", vec!["a"; 250].join(" + "))),
+            None
+        );
+        // Chains and nesting past the limits.
+        let deep = refused(&format!("SELECT {} FROM t", vec!["a"; 300].join(" + ")));
+        assert!(deep.is_some_and(|m| m.contains("more than 256 levels deep")));
+        let nested = refused(&format!("SELECT {}1{}", "(".repeat(70), ")".repeat(70)));
+        assert!(nested.is_some_and(|m| m.contains("more than 64 levels deep")));
+        // Chains inside parentheses add up along the path.
+        let inner = vec!["a"; 150].join(" + ");
+        let sum = format!("SELECT {inner} + ({inner}) FROM t");
+        assert!(refused(&sum).is_some_and(|m| m.contains("levels deep")));
     }
 }

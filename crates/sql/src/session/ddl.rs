@@ -127,11 +127,17 @@ impl Session {
         } else if table.connection_type == ConnectionType::Sink
             && registry_framed(table.schema.format.as_ref())
         {
+            let said = if mode == Mode::Check {
+                "the sink's schema would be registered with the schema registry when the statement runs"
+            } else {
+                "the sink's schema was not registered with the schema registry: this session makes no network calls"
+            };
+            warnings.push(Diagnostic::note(said).with_span(create.name.span));
+        }
+        if validate.is_some() && !self.may_connect(mode) {
             warnings.push(
-                Diagnostic::note(
-                    "the sink's schema would be registered with the schema registry when the statement runs",
-                )
-                .with_span(create.name.span),
+                Diagnostic::note("the table's connection was not tested: check and offline sessions make no network calls")
+                    .with_span(create.name.span),
             );
         }
         // validate = 'connect' | 'sample': the table proves itself before it is stored.
