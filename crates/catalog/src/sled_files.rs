@@ -161,7 +161,15 @@ pub(crate) fn make_private(dir: &Path) -> std::io::Result<()> {
 #[cfg(unix)]
 fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "cannot make '{}' owner-only ({mode:o}), as a catalog holding secrets must be: {e}",
+                path.display()
+            ),
+        )
+    })
 }
 
 #[cfg(not(unix))]

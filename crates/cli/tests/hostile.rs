@@ -307,6 +307,17 @@ fn huge_and_numerous_options_are_bounded() {
         &ran.stderr[ran.stderr.len().saturating_sub(600)..]
     );
 
+    // A long array value (under the statement limit): read once, masked once.
+    let items = vec!["'x'"; 100_000].join(", ");
+    check_refuses(
+        &format!(
+            "CREATE TABLE t (a INT) WITH ({KAFKA}, format = 'json', headers = [{items}], topik = 'x');"
+        ),
+        "unknown option 'topik'",
+        20,
+        8_000,
+    );
+
     // One key given 900 times on one line: capped, and each snippet a window.
     let dup = vec!["topic = 'x'"; 900].join(", ");
     check_refuses(

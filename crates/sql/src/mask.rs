@@ -26,7 +26,27 @@ pub(crate) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
         index.offset(Location::new(loc.line, loc.column))
     };
     let mut out = Vec::new();
+    // Inside `key = [ ... ]`: whether the key is secret, and how deep the brackets are. The
+    // script is walked once; each key is read back from its `=`, a few tokens.
+    let mut array: Option<(bool, usize)> = None;
     for (i, t) in significant.iter().enumerate() {
+        let after_eq = i > 0 && significant[i - 1].token == Token::Eq;
+        match (&t.token, &mut array) {
+            (Token::LBracket, None) if after_eq => {
+                let secret =
+                    key_ending_at(&significant, i - 1).is_some_and(|k| is_secret_option(&k));
+                array = Some((secret, 1));
+                continue;
+            }
+            (Token::LBracket, Some((_, depth))) => *depth += 1,
+            (Token::RBracket, Some((_, depth))) => {
+                *depth -= 1;
+                if *depth == 0 {
+                    array = None;
+                }
+            }
+            _ => {}
+        }
         let Some(content) = literal(&t.token) else {
             continue;
         };
@@ -34,7 +54,11 @@ pub(crate) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
         if start >= end {
             continue;
         }
-        let secret = key_before(&significant, i).is_some_and(|k| is_secret_option(&k));
+        let secret = if after_eq {
+            key_ending_at(&significant, i - 1).is_some_and(|k| is_secret_option(&k))
+        } else {
+            array.is_some_and(|(secret, _)| secret)
+        };
         if secret {
             // A value made only of `{{ VAR }}` references names the secret; it is safe.
             if !only_references(content) {
@@ -78,26 +102,9 @@ fn literal(token: &Token) -> Option<&str> {
     }
 }
 
-/// The option key a literal at `i` is the value of: `key = 'v'`, `'a.b' = 'v'`,
-/// `a.b.c = 'v'`, `messages.0 = 'v'`, or an element of `key = ['v', ...]`.
-fn key_before(tokens: &[&TokenWithSpan], i: usize) -> Option<String> {
-    let mut j = i.checked_sub(1)?;
-    if tokens[j].token != Token::Eq {
-        // An element of an array: step back over the elements to its bracket.
-        loop {
-            match &tokens[j].token {
-                Token::LBracket => break,
-                Token::Comma => {}
-                t if literal(t).is_some() => {}
-                _ => return None,
-            }
-            j = j.checked_sub(1)?;
-        }
-        j = j.checked_sub(1)?;
-        if tokens[j].token != Token::Eq {
-            return None;
-        }
-    }
+/// The option key that ends just before the `=` at `j`: `key`, `'a.b'`, `a.b.c`,
+/// `messages.0`.
+fn key_ending_at(tokens: &[&TokenWithSpan], j: usize) -> Option<String> {
     // The key ends just before the `=`: a quoted name, or words joined by periods.
     let mut k = j.checked_sub(1)?;
     let mut parts = match &tokens[k].token {
