@@ -4,6 +4,7 @@
 //! [`LookupJoins`] is the optimizer rule that finds them; `lookup_exec` plans them.
 
 use super::table::ConnectionTableProvider;
+use crate::errors::to_datafusion;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{Column, DFSchemaRef, Result, TableReference};
 use datafusion::datasource::source_as_provider;
@@ -13,7 +14,7 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::{ApplyOrder, OptimizerConfig, OptimizerRule};
 use std::cmp::Ordering;
 use std::fmt;
-use tributary_types::{ConnectionTable, ConnectionType};
+use tributary_types::{ConnectionTable, ConnectionType, Diagnostic};
 
 /// A join of a stream (the input) with a lookup table, by key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -140,14 +141,34 @@ impl OptimizerRule for LookupJoins {
         let Some(side) = lookup_side(&join.right) else {
             return Ok(Transformed::no(plan));
         };
-        // Every key must be one of the lookup table's columns, as written.
+        // A lookup fetches by key: every key must be one of the lookup table's columns,
+        // as written, and there must be one. Anything else would scan the table.
+        let refuse = |why: &str| {
+            Err(to_datafusion(
+                Diagnostic::error(format!(
+                    "lookup table '{}' must be joined on its key: {why}",
+                    side.table.name
+                ))
+                .with_help(format!(
+                    "Join it with ON stream_column = {}.key_column (and other conditions with AND).",
+                    side.table.name
+                )),
+            ))
+        };
+        if join.on.is_empty() {
+            return refuse("the join has no equality with one of its columns");
+        }
         let mut on = Vec::with_capacity(join.on.len());
         for (left, right) in &join.on {
             match right {
                 Expr::Column(c) if side.columns.contains(&c.name) => {
                     on.push((left.clone(), c.name.clone()))
                 }
-                _ => return Ok(Transformed::no(plan)),
+                other => {
+                    return refuse(&format!(
+                        "'{other}' is an expression, not one of its columns"
+                    ));
+                }
             }
         }
         let node = LookupJoin {
