@@ -13,6 +13,7 @@ mod mapping;
 mod markdown;
 pub mod probe;
 mod registry;
+mod reverse;
 mod schema_doc;
 mod secrets;
 mod spec;
@@ -50,6 +51,7 @@ pub use local_files::{ListError, MAX_DIRECTORIES, subdirectories};
 pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
 pub use markdown::connectors_markdown;
 pub use registry::{RegisteredConnector, Registry, registry};
+pub use reverse::{ConfigOptions, options_from_config};
 pub use schema_doc::{PropertyInfo, property};
 pub use secrets::is_secret_option;
 pub use spec::{

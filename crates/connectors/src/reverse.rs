@@ -1,0 +1,326 @@
+//! The option engine run backwards: a connector's JSON config (as Arroyo's REST API and
+//! console send it) into the WITH options that produce it, so that REST requests go
+//! through the same pipeline as SQL. Keys written SQL-style at the top level of the config
+//! (`"source.offset": "latest"`, the seed's shape) are taken as options directly; selectors
+//! (`type = 'source'`) are inferred from which variant's settings are present; keys no
+//! option produces (a console's `__meta`, its form's `name`) are returned as ignored.
+
+use crate::spec::{OptionSpec, Target, ValueKind};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use tributary_types::OptionValue;
+
+/// What a config became.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigOptions {
+    /// The options, in the order the connector declares them.
+    pub options: Vec<(String, OptionValue)>,
+    /// JSON paths of the config that no option produces (`/__meta`, `/name`): ignored.
+    pub ignored: Vec<String>,
+}
+
+/// The WITH options a JSON `config` stands for, by the connector's `specs`.
+pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOptions {
+    let mut out = ConfigOptions::default();
+    let Some(top) = config.as_object() else {
+        if !config.is_null() {
+            out.ignored.push(String::new());
+        }
+        return out;
+    };
+    // Pointers (and containers) something consumed, to tell ignored keys apart.
+    let mut consumed: BTreeSet<String> = BTreeSet::new();
+    let mut given: BTreeMap<String, OptionValue> = BTreeMap::new();
+    // 1. SQL-style keys at the top level.
+    for (key, value) in top {
+        let known = specs.iter().any(|s| {
+            s.key == key
+                || s.deprecated_aliases.contains(&key.as_str())
+                || (matches!(s.target, Target::Prefixed { .. } | Target::Indexed { .. })
+                    && key.starts_with(s.key))
+        });
+        let sql_style = known && (key.contains('.') || !value.is_object());
+        if sql_style && let Some(v) = option_value(value, ValueKind::Auto) {
+            given.insert(key.clone(), v);
+            consumed.insert(format!("/{}", escape(key)));
+        }
+    }
+    // 2. Values at the specs' pointers.
+    for spec in specs {
+        if given.contains_key(spec.key) {
+            continue;
+        }
+        match spec.target {
+            Target::Pointer(pointer) => {
+                if consumed
+                    .iter()
+                    .any(|c| pointer.starts_with(c.as_str()) && c != pointer)
+                {
+                    continue;
+                }
+                if let Some(v) = config.pointer(pointer)
+                    && !v.is_null()
+                    && let Some(option) = option_value(v, spec.kind)
+                {
+                    given.insert(spec.key.to_string(), option);
+                    consumed.insert(pointer.to_string());
+                }
+            }
+            Target::Prefixed { pointer, .. } => {
+                if let Some(map) = config.pointer(pointer).and_then(Value::as_object) {
+                    for (k, v) in map {
+                        if let Some(option) = option_value(v, ValueKind::Auto) {
+                            given.insert(format!("{}{k}", spec.key), option);
+                            consumed.insert(format!("{pointer}/{}", escape(k)));
+                        }
+                    }
+                    consumed.insert(pointer.to_string());
+                }
+            }
+            Target::Indexed { pointer, .. } => {
+                if let Some(items) = config.pointer(pointer).and_then(Value::as_array) {
+                    for (i, v) in items.iter().enumerate() {
+                        if let Some(option) = option_value(v, ValueKind::Auto) {
+                            given.insert(format!("{}{i}", spec.key), option);
+                        }
+                    }
+                    consumed.insert(pointer.to_string());
+                }
+            }
+            Target::Selector { .. } => {}
+        }
+    }
+    // 3. Selectors: the variant whose settings are present (or whose empty object is).
+    for spec in specs {
+        let Target::Selector { values, .. } = spec.target else {
+            continue;
+        };
+        if given.contains_key(spec.key) {
+            continue;
+        }
+        let mut scores: Vec<(usize, &str)> = values
+            .iter()
+            .map(|value| {
+                let settings = specs
+                    .iter()
+                    .filter(|s| {
+                        s.when
+                            .is_some_and(|c| c.key == spec.key && c.values.contains(value))
+                    })
+                    .filter(|s| given.contains_key(s.key))
+                    .count();
+                let created = spec.creates.iter().any(|(v, pointer)| {
+                    v == value && config.pointer(pointer).is_some_and(Value::is_object)
+                });
+                (settings + usize::from(created), *value)
+            })
+            .filter(|(score, _)| *score > 0)
+            .collect();
+        scores.sort_by(|a, b| b.0.cmp(&a.0));
+        match scores.as_slice() {
+            [(best, value), rest @ ..] if rest.first().is_none_or(|(next, _)| next < best) => {
+                given.insert(
+                    spec.key.to_string(),
+                    OptionValue::String((*value).to_string()),
+                );
+                for (v, pointer) in spec.creates {
+                    if v == value {
+                        consumed.insert((*pointer).to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // 4. In the declared order; then whatever else was given SQL-style (prefixed keys).
+    for spec in specs {
+        if let Some(v) = given.remove(spec.key) {
+            out.options.push((spec.key.to_string(), v));
+        }
+    }
+    out.options.extend(given);
+    // 5. Ignored: leaves under no consumed pointer.
+    leaves(config, "", &consumed, &mut out.ignored);
+    out
+}
+
+/// The option value of a JSON value, or `None` for one no option can hold.
+fn option_value(v: &Value, kind: ValueKind) -> Option<OptionValue> {
+    let interval = |unit: &str| match v {
+        Value::Number(n) => Some(OptionValue::Interval(format!("INTERVAL '{n}' {unit}"))),
+        Value::String(s) => Some(OptionValue::String(s.clone())),
+        _ => None,
+    };
+    match kind {
+        ValueKind::IntervalSeconds => return interval("SECOND"),
+        ValueKind::IntervalMillis => return interval("MILLISECOND"),
+        ValueKind::IntervalMicros => return interval("MICROSECOND"),
+        _ => {}
+    }
+    Some(match v {
+        Value::String(s) => OptionValue::String(s.clone()),
+        Value::Number(n) => OptionValue::Number(n.to_string()),
+        Value::Bool(b) => OptionValue::Bool(*b),
+        Value::Array(items) => OptionValue::Array(
+            items
+                .iter()
+                .map(|i| option_value(i, ValueKind::Auto))
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        // An object of strings is written `'k1=v1,k2=v2'` (Kafka's `client_configs`).
+        Value::Object(map) => OptionValue::String(
+            map.iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Some(format!("{k}={s}")),
+                    Value::Number(n) => Some(format!("{k}={n}")),
+                    Value::Bool(b) => Some(format!("{k}={b}")),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?
+                .join(","),
+        ),
+        Value::Null => return None,
+    })
+}
+
+/// The JSON Pointer escaping of one key.
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Every path of `v` that no consumed pointer covers (empty objects under a consumed
+/// container, such as a variant with no settings, count as covered).
+fn leaves(v: &Value, path: &str, consumed: &BTreeSet<String>, out: &mut Vec<String>) {
+    if consumed.contains(path) {
+        return;
+    }
+    let covers = |p: &str| consumed.iter().any(|c| c.starts_with(&format!("{p}/")));
+    match v {
+        Value::Object(map) if map.is_empty() => {}
+        Value::Object(map) => {
+            for (k, child) in map {
+                let child_path = format!("{path}/{}", escape(k));
+                if consumed.contains(&child_path) {
+                    continue;
+                }
+                if child.is_object()
+                    && (covers(&child_path) || child.as_object().is_some_and(|m| m.is_empty()))
+                {
+                    leaves(child, &child_path, consumed, out);
+                } else if !covers(&child_path) {
+                    out.push(child_path);
+                }
+            }
+        }
+        _ => out.push(path.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::registry;
+    use serde_json::json;
+
+    fn table_options(connector: &str, config: Value) -> ConfigOptions {
+        let entry = registry().get(connector).unwrap();
+        options_from_config(entry.connector.table_options(), &config)
+    }
+
+    fn profile_options(connector: &str, config: Value) -> ConfigOptions {
+        let entry = registry().get(connector).unwrap();
+        options_from_config(entry.connector.profile_options(), &config)
+    }
+
+    fn keys(c: &ConfigOptions) -> Vec<String> {
+        c.options
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v))
+            .collect()
+    }
+
+    #[test]
+    fn arroyo_configs_become_options_with_selectors_inferred() {
+        let c = table_options(
+            "kafka",
+            json!({"type": {"offset": "latest", "read_mode": "read_uncommitted"}, "topic": "console_events"}),
+        );
+        assert_eq!(
+            keys(&c),
+            [
+                "topic='console_events'",
+                "type='source'",
+                "source.offset='latest'",
+                "source.read_mode='read_uncommitted'"
+            ]
+        );
+        assert!(c.ignored.is_empty(), "{:?}", c.ignored);
+        let c = table_options(
+            "kafka",
+            json!({"type": {"commit_mode": "exactly_once"}, "topic": "t", "client_configs": {"linger.ms": "5"}}),
+        );
+        assert_eq!(
+            keys(&c),
+            [
+                "topic='t'",
+                "type='sink'",
+                "sink.commit_mode='exactly_once'",
+                "client_configs='linger.ms=5'"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_consoles_extra_keys_are_ignored_and_named() {
+        let c = profile_options(
+            "kafka",
+            json!({"__meta": {"authentication": {"type": "None"}, "schemaRegistryEnum": {"type": "None"}}, "authentication": {}, "schemaRegistryEnum": {}, "name": "p", "bootstrapServers": "localhost:9092"}),
+        );
+        assert_eq!(keys(&c), ["bootstrap_servers='localhost:9092'"]);
+        assert_eq!(c.ignored, ["/__meta", "/name"]);
+        let c = profile_options(
+            "kafka",
+            json!({"bootstrapServers": "b:1", "authentication": {"protocol": "SASL_SSL", "mechanism": "PLAIN", "username": "u", "password": "{{ PW }}"}}),
+        );
+        assert_eq!(
+            keys(&c),
+            [
+                "bootstrap_servers='b:1'",
+                "auth.type='sasl'",
+                "auth.protocol='SASL_SSL'",
+                "auth.mechanism='PLAIN'",
+                "auth.username='u'",
+                "auth.password='{{ PW }}'"
+            ]
+        );
+    }
+
+    #[test]
+    fn sql_style_keys_are_taken_as_written() {
+        let c = table_options(
+            "kafka",
+            json!({"topic": "orders", "type": "source", "source.offset": "latest"}),
+        );
+        assert_eq!(
+            keys(&c),
+            ["topic='orders'", "type='source'", "source.offset='latest'"]
+        );
+        assert!(c.ignored.is_empty());
+    }
+
+    #[test]
+    fn prefixed_and_numbered_options_come_back() {
+        let c = table_options(
+            "websocket",
+            json!({"endpoint": "ws://h/x", "subscription_messages": ["a", "b"]}),
+        );
+        assert_eq!(
+            keys(&c),
+            [
+                "endpoint='ws://h/x'",
+                "subscription_messages.0='a'",
+                "subscription_messages.1='b'"
+            ]
+        );
+    }
+}
