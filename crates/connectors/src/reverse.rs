@@ -116,7 +116,7 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
             })
             .filter(|(score, _)| *score > 0)
             .collect();
-        scores.sort_by(|a, b| b.0.cmp(&a.0));
+        scores.sort_by_key(|b| std::cmp::Reverse(b.0));
         match scores.as_slice() {
             [(best, value), rest @ ..] if rest.first().is_none_or(|(next, _)| next < best) => {
                 given.insert(
@@ -235,7 +235,7 @@ mod tests {
     fn keys(c: &ConfigOptions) -> Vec<String> {
         c.options
             .iter()
-            .map(|(k, v)| format!("{k}={}", v))
+            .map(|(k, v)| format!("{k}={v}"))
             .collect()
     }
 
