@@ -53,7 +53,7 @@ pub use markdown::connectors_markdown;
 pub use registry::{RegisteredConnector, Registry, registry};
 pub use reverse::{ConfigOptions, options_from_config};
 pub use schema_doc::{PropertyInfo, property};
-pub use secrets::is_secret_option;
+pub use secrets::{ConfigKind, is_secret_option, redact_config};
 pub use spec::{
     Condition, MetadataKey, MetadataType, OptionSpec, PartitionArg, PartitionTerm, Target,
     ValueKind,

@@ -17,6 +17,8 @@ pub struct ConfigOptions {
     pub options: Vec<(String, OptionValue)>,
     /// JSON paths of the config that no option produces (`/__meta`, `/name`): ignored.
     pub ignored: Vec<String>,
+    /// Options set to `null` (a PATCH removing them).
+    pub removed: Vec<String>,
 }
 
 /// The WITH options a JSON `config` stands for, by the connector's `specs`.
@@ -40,7 +42,10 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
                     && key.starts_with(s.key))
         });
         let sql_style = known && (key.contains('.') || !value.is_object());
-        if sql_style && let Some(v) = option_value(value, ValueKind::Auto) {
+        if sql_style && value.is_null() {
+            out.removed.push(key.clone());
+            consumed.insert(format!("/{}", escape(key)));
+        } else if sql_style && let Some(v) = option_value(value, ValueKind::Auto) {
             given.insert(key.clone(), v);
             consumed.insert(format!("/{}", escape(key)));
         }
@@ -58,8 +63,10 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
                 {
                     continue;
                 }
-                if let Some(v) = config.pointer(pointer)
-                    && !v.is_null()
+                if config.pointer(pointer).is_some_and(Value::is_null) {
+                    out.removed.push(spec.key.to_string());
+                    consumed.insert(pointer.to_string());
+                } else if let Some(v) = config.pointer(pointer)
                     && let Some(option) = option_value(v, spec.kind)
                 {
                     given.insert(spec.key.to_string(), option);
@@ -233,10 +240,17 @@ mod tests {
     }
 
     fn keys(c: &ConfigOptions) -> Vec<String> {
-        c.options
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect()
+        c.options.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    #[test]
+    fn nulls_remove_options() {
+        let c = table_options(
+            "kafka",
+            json!({"topic": "t", "source.offset": null, "type": {"read_mode": null}}),
+        );
+        assert_eq!(c.removed, ["source.offset", "source.read_mode"]);
+        assert!(c.ignored.is_empty(), "{:?}", c.ignored);
     }
 
     #[test]

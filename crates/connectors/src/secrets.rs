@@ -6,9 +6,10 @@
 use crate::registry::registry;
 use crate::schema_doc::property;
 use crate::spec::Target;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use tributary_types::{closest, looks_secret};
+use tributary_types::{REDACTED, closest, looks_secret, printable_secret, redact_text};
 
 /// What the registry says of SQL keys.
 struct SecretKeys {
@@ -84,9 +85,102 @@ pub fn is_secret_option(key: &str) -> bool {
         || closest(key, keys.exact.iter().filter(|(_, s)| **s).map(|(k, _)| *k)).is_some()
 }
 
+/// Which of a connector's configs a JSON document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigKind {
+    /// A connection profile's config.
+    Profile,
+    /// A connection table's config.
+    Table,
+}
+
+/// A connector's JSON `config` as it may be shown (REST responses): values the
+/// connector's schema marks sensitive, and values of keys whose names say secret, become
+/// `********` (a lone `{{ VAR }}` reference is shown as written); credentials inside
+/// other strings (URL userinfo, `password=...` pairs) are redacted. An unknown connector's
+/// config is judged by key names alone.
+pub fn redact_config(connector: &str, kind: ConfigKind, config: &Value) -> Value {
+    let schema = registry().get(connector).and_then(|e| match kind {
+        ConfigKind::Profile => e.profile_schema.as_ref(),
+        ConfigKind::Table => Some(&e.table_schema),
+    });
+    let mut out = config.clone();
+    redact_node(schema.map(|s| &s.document), "", &mut out, 0);
+    out
+}
+
+/// Configs nest a few levels; a hostile one is cut off (and hidden) past this depth.
+const MAX_CONFIG_DEPTH: usize = 64;
+
+fn redact_node(schema: Option<&Value>, pointer: &str, node: &mut Value, depth: usize) {
+    if depth > MAX_CONFIG_DEPTH {
+        *node = Value::String(REDACTED.into());
+        return;
+    }
+    match node {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                let path = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+                let sensitive = looks_secret(key)
+                    || schema
+                        .and_then(|s| property(s, &path))
+                        .is_some_and(|i| i.sensitive);
+                if sensitive && !child.is_null() {
+                    *child = hide(child);
+                } else {
+                    redact_node(schema, &path, child, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                redact_node(schema, pointer, item, depth + 1);
+            }
+        }
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(r) = redact_text(s) {
+                *s = r;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn hide(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(printable_secret(s).to_string()),
+        Value::Array(items) => Value::Array(items.iter().map(hide).collect()),
+        _ => Value::String(REDACTED.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn configs_hide_sensitive_values_and_keep_references() {
+        let config = serde_json::json!({
+            "bootstrapServers": "b:9092",
+            "authentication": {"type": "sasl", "username": "u", "password": "hunter2", "mechanism": "PLAIN"},
+            "schemaRegistryEnum": {"endpoint": "https://user:pw@reg:8081", "apiSecret": "{{ REG_SECRET }}"},
+            "connectionProperties": {"sasl.jaas.config": "x password=abc"}
+        });
+        let shown = redact_config("kafka", ConfigKind::Profile, &config);
+        assert_eq!(shown["authentication"]["password"], REDACTED);
+        assert_eq!(shown["authentication"]["username"], "u");
+        assert_eq!(shown["schemaRegistryEnum"]["apiSecret"], "{{ REG_SECRET }}");
+        assert!(!shown.to_string().contains("hunter2"));
+        assert!(!shown.to_string().contains("pw@"));
+        assert!(!shown.to_string().contains("abc"), "{shown}");
+        let unknown = redact_config(
+            "nope",
+            ConfigKind::Table,
+            &serde_json::json!({"token": "t0k", "a": [{"secret": 1}]}),
+        );
+        assert_eq!(unknown["token"], REDACTED);
+        assert_eq!(unknown["a"][0]["secret"], REDACTED);
+    }
 
     #[test]
     fn the_schemas_decide_for_declared_keys_and_names_for_the_rest() {

@@ -52,6 +52,8 @@ pub enum SchemaSource {
         message: String,
         /// Where `protobuf.message` (or the descriptor option) is.
         span: Span,
+        /// The `.proto` source and its imports by path, when given inline.
+        source: Option<(String, std::collections::BTreeMap<String, String>)>,
     },
 }
 
@@ -297,16 +299,67 @@ fn protobuf_format(
     let message = take_or_report(opts.take_string("protobuf.message"), diags);
     let descriptor_file = take_or_report(opts.take_string("protobuf.descriptor_file"), diags);
     let schema_file = take_or_report(opts.take_string("protobuf.schema_file"), diags);
-    let descriptor = match (descriptor_file, schema_file) {
-        (Some(_), Some((_, span))) => {
+    let inline = take_or_report(opts.take_string("protobuf.schema"), diags);
+    let imports = take_imports(opts, diags);
+    let given: Vec<(&str, Span)> = [
+        (
+            "protobuf.descriptor_file",
+            descriptor_file.as_ref().map(|(_, s)| *s),
+        ),
+        (
+            "protobuf.schema_file",
+            schema_file.as_ref().map(|(_, s)| *s),
+        ),
+        ("protobuf.schema", inline.as_ref().map(|(_, s)| *s)),
+    ]
+    .into_iter()
+    .filter_map(|(k, s)| s.map(|s| (k, s)))
+    .collect();
+    if let Some((_, span)) = imports.values().next()
+        && inline.is_none()
+    {
+        diags.push(
+            Diagnostic::error("'protobuf.import.*' options need 'protobuf.schema'")
+                .with_span(*span)
+                .with_help("Imports supplement an inline schema; a .proto file's imports are read from its directory."),
+        );
+    }
+    let mut inline_source = None;
+    let descriptor = match (descriptor_file, schema_file, inline) {
+        _ if given.len() > 1 => {
             diags.push(
-                Diagnostic::error("at most one of 'protobuf.descriptor_file' and 'protobuf.schema_file' may be set")
-                    .with_span(span)
-                    .with_help("Give either the compiled descriptor set or the .proto file."),
+                Diagnostic::error(format!(
+                    "at most one of 'protobuf.descriptor_file', 'protobuf.schema_file' and 'protobuf.schema' may be set, but {} are",
+                    given.iter().map(|(k, _)| format!("'{k}'")).collect::<Vec<_>>().join(" and ")
+                ))
+                .with_span(given[1].1)
+                .with_help("Give either the compiled descriptor set, the .proto file, or the .proto source."),
             );
             None
         }
-        (Some((path, span)), None) => match read_schema_file(std::path::Path::new(&path)) {
+        (None, None, Some((source, span))) => {
+            let deps: std::collections::BTreeMap<String, String> = imports
+                .into_iter()
+                .map(|(path, (text, _))| (path, text))
+                .collect();
+            let mut files = deps.clone();
+            files.insert(INLINE_PROTO.to_string(), source.clone());
+            match crate::references::compile_proto_sources(INLINE_PROTO, &files) {
+                Ok(bytes) => {
+                    inline_source = Some((source, deps));
+                    Some((bytes, span))
+                }
+                Err(e) => {
+                    diags.push(
+                        Diagnostic::error(format!("cannot compile 'protobuf.schema': {e}"))
+                            .with_span(span)
+                            .with_help(format!("Fix the .proto source (it is compiled as '{INLINE_PROTO}'); give each file it imports as 'protobuf.import.<path>'. The google/protobuf well-known types are built in.")),
+                    );
+                    None
+                }
+            }
+        }
+        (Some((path, span)), None, None) => match read_schema_file(std::path::Path::new(&path)) {
             Ok(bytes) => Some((bytes, span)),
             Err(e) => {
                 diags.push(
@@ -317,7 +370,7 @@ fn protobuf_format(
                 None
             }
         },
-        (None, Some((path, span))) => match compile_proto(&path) {
+        (None, Some((path, span)), None) => match compile_proto(&path) {
             Ok(bytes) => Some((bytes, span)),
             Err(e) => {
                 diags.push(
@@ -329,12 +382,12 @@ fn protobuf_format(
             }
         },
         // Registry-framed tables read the schema from the registry instead.
-        (None, None) if format.confluent_schema_registry => None,
-        (None, None) => {
+        (None, None, None) if format.confluent_schema_registry => None,
+        _ => {
             diags.push(
                 Diagnostic::error("format 'protobuf' needs the message's schema")
                     .with_span(format_span)
-                    .with_help("Add 'protobuf.descriptor_file' = 'FILE.binpb' (a compiled descriptor set) or 'protobuf.schema_file' = 'FILE.proto', and 'protobuf.message' = 'package.Message'; or set 'protobuf.confluent_schema_registry' to read it from the schema registry."),
+                    .with_help("Add 'protobuf.descriptor_file' = 'FILE.binpb' (a compiled descriptor set), 'protobuf.schema_file' = 'FILE.proto' or 'protobuf.schema' = '<.proto source>', and 'protobuf.message' = 'package.Message'; or set 'protobuf.confluent_schema_registry' to read it from the schema registry."),
             );
             None
         }
@@ -347,6 +400,7 @@ fn protobuf_format(
                 descriptor: bytes,
                 message: name,
                 span,
+                source: inline_source,
             });
         }
         (Some((bytes, _)), None) => {
@@ -362,6 +416,34 @@ fn protobuf_format(
         (None, message) => format.message_name = message.map(|(m, _)| m),
     }
     format
+}
+
+/// The name an inline `protobuf.schema` is compiled under.
+const INLINE_PROTO: &str = "schema.proto";
+
+/// The `protobuf.import.<path>` options: imported sources by path.
+fn take_imports(
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> std::collections::BTreeMap<String, (String, Span)> {
+    let mut out = std::collections::BTreeMap::new();
+    for o in opts.take_prefixed("protobuf.import.") {
+        let path = o.key["protobuf.import.".len()..].to_string();
+        match &o.value {
+            tributary_types::OptionValue::String(text) if !path.is_empty() => {
+                out.insert(path, (text.clone(), o.value_span));
+            }
+            _ => diags.push(
+                Diagnostic::error(format!(
+                    "'{}' must be a string: the imported file's source",
+                    o.key
+                ))
+                .with_span(o.value_span)
+                .with_help("Write 'protobuf.import.<import path>' = '<.proto source>'."),
+            ),
+        }
+    }
+    out
 }
 
 /// Compile a `.proto` file (and its imports, looked up in its directory) into a

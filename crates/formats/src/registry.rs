@@ -151,6 +151,20 @@ const PROTOBUF_OPTIONS: &[FormatOption] = &[
         description: "A path to a .proto file, compiled when the table is created (imports are resolved from its directory; no protoc needed).",
     },
     FormatOption {
+        key: "protobuf.schema",
+        value_type: "string",
+        allowed: &[],
+        default: None,
+        description: "The .proto source itself, compiled when the table is created; its imports are given as 'protobuf.import.<path>' options (the REST API's protobuf schema definition).",
+    },
+    FormatOption {
+        key: "protobuf.import.",
+        value_type: "string",
+        allowed: &[],
+        default: None,
+        description: "The source of a file that 'protobuf.schema' imports, keyed by its import path: 'protobuf.import.common/money.proto'.",
+    },
+    FormatOption {
         key: "protobuf.message",
         value_type: "string",
         allowed: &[],

@@ -61,7 +61,11 @@ fn sql_docs_cover_every_generic_and_format_option() {
     }
     let missing: Vec<&str> = keys
         .into_iter()
-        .filter(|k| !doc.contains(&format!("`{k}`")))
+        // A prefix (`protobuf.import.`) is documented with its placeholder: `prefix.<path>`.
+        .filter(|k| {
+            !doc.contains(&format!("`{k}`"))
+                && !(k.ends_with('.') && doc.contains(&format!("`{k}<")))
+        })
         .collect();
     assert!(
         missing.is_empty(),

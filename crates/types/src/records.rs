@@ -6,7 +6,7 @@
 use crate::field::{FieldType, quote_ident};
 use crate::ids::{ProfileId, TableId};
 use crate::schema::{ConnectionSchema, ConnectionType};
-use crate::secret::{REDACTED, redact_text};
+use crate::secret::{REDACTED, printable_secret, redact_text};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -103,7 +103,11 @@ impl OptionEntry {
     /// other values (URL userinfo, `password=...` pairs) redacted.
     pub fn printable_value(&self) -> OptionValue {
         if self.sensitive {
-            return OptionValue::String(REDACTED.into());
+            let shown = match &self.value {
+                OptionValue::String(s) => printable_secret(s),
+                _ => REDACTED,
+            };
+            return OptionValue::String(shown.into());
         }
         self.value.redacted()
     }

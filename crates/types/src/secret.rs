@@ -144,6 +144,23 @@ pub fn contains_env_reference(s: &str) -> bool {
     !env_references(s).is_empty()
 }
 
+/// Whether `s` is exactly one `{{ VAR }}` reference (surrounding spaces aside): a
+/// pointer to a secret, not a secret, so it is shown as written.
+pub fn is_env_reference(s: &str) -> bool {
+    let t = s.trim();
+    t.starts_with("{{")
+        && t.ends_with("}}")
+        && t.len() > 4
+        && t[2..t.len() - 2].find("}}").is_none()
+        && env_references(t).len() == 1
+}
+
+/// How a secret value is shown: a lone `{{ VAR }}` reference as written, anything else
+/// as [`REDACTED`].
+pub fn printable_secret(s: &str) -> &str {
+    if is_env_reference(s) { s } else { REDACTED }
+}
+
 /// Replace every `{{ VAR }}` in `s` using `lookup`; the error names the first missing
 /// variable.
 pub fn resolve_env(s: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
@@ -223,6 +240,25 @@ mod tests {
         assert!(matches!(redact_text("plain://host"), Cow::Borrowed(_)));
         // An address with an at sign in its path is not userinfo.
         assert_eq!(redact_text("http://h/a@b"), "http://h/a@b");
+    }
+
+    #[test]
+    fn a_lone_reference_is_shown_anything_else_is_redacted() {
+        assert_eq!(
+            printable_secret("{{ KAFKA_PASSWORD }}"),
+            "{{ KAFKA_PASSWORD }}"
+        );
+        assert_eq!(printable_secret(" {{X}} "), " {{X}} ");
+        for secret in [
+            "hunter2",
+            "pre{{ X }}",
+            "{{ X }}post",
+            "{{ X }}{{ Y }}",
+            "{{ }}",
+            "{{x-y}}",
+        ] {
+            assert_eq!(printable_secret(secret), REDACTED, "{secret}");
+        }
     }
 
     #[test]

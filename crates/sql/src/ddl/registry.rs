@@ -479,6 +479,7 @@ fn schema_source(
                 descriptor,
                 message,
                 span,
+                source: None,
             })
         }
     }

@@ -87,15 +87,23 @@ pub(crate) fn apply_schema(
             descriptor,
             message,
             span,
+            source,
         } => match fields_from_protobuf(descriptor, message) {
             // The compiled descriptor set is kept in the format, which is what decoding
-            // reads; there is no .proto text to record as the definition.
+            // reads; the .proto text is the definition when it was given inline.
             Ok(e) => {
                 if let Some(Format::Protobuf(p)) = format {
                     p.compiled_schema = Some(descriptor.clone());
                     p.message_name = Some(message.clone());
                 }
-                (e, None, *span, "Protobuf message")
+                let definition =
+                    source
+                        .as_ref()
+                        .map(|(schema, deps)| SchemaDefinition::ProtobufSchema {
+                            schema: schema.clone(),
+                            dependencies: deps.clone(),
+                        });
+                (e, definition, *span, "Protobuf message")
             }
             Err(e) => {
                 let help = match &e {
