@@ -7,6 +7,7 @@
 //! changes atomically and durably.
 
 mod error;
+mod group_commit;
 mod ids;
 mod overlay;
 mod sled_files;

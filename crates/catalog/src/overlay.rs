@@ -182,6 +182,7 @@ impl Lookup for View<'_> {
 pub struct OverlayStore {
     base: Option<Arc<dyn CatalogStore>>,
     layer: RwLock<Layer>,
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl OverlayStore {
@@ -190,6 +191,7 @@ impl OverlayStore {
         Self {
             base: Some(base),
             layer: RwLock::new(Layer::default()),
+            generation: Default::default(),
         }
     }
 
@@ -198,6 +200,7 @@ impl OverlayStore {
         Self {
             base: None,
             layer: RwLock::new(Layer::default()),
+            generation: Default::default(),
         }
     }
 
@@ -395,6 +398,16 @@ impl CatalogStore for OverlayStore {
             }
         }
         layer.absorb(pending);
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(())
+    }
+
+    fn generation(&self) -> u64 {
+        // Changes below the overlay count too.
+        let below = self.base.as_ref().map_or(0, |b| b.generation());
+        self.generation
+            .load(std::sync::atomic::Ordering::SeqCst)
+            .wrapping_add(below)
     }
 }

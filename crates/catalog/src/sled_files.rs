@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 /// Held for a store's lifetime: keeps other processes from opening the catalog.
 pub(crate) const LOCK_FILE: &str = "tributary.lock";
 
-/// Held exclusively while a batch is written and flushed, and shared while a snapshot is
-/// copied, so a copy never sees half a commit.
+/// Held exclusively while batches are written and flushed (see `group_commit`), and
+/// shared while a snapshot is copied, so a copy never sees half a commit.
 pub(crate) const COMMIT_LOCK_FILE: &str = "tributary.commit.lock";
 
 /// How often a waiting process tries the lock again.
@@ -103,25 +103,6 @@ pub(crate) fn commit_lock(path: &Path) -> Result<File> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// The commit lock, taken exclusively for the life of the guard.
-pub(crate) struct CommitGuard<'a>(&'a File);
-
-impl<'a> CommitGuard<'a> {
-    pub(crate) fn exclusive(file: &'a File, path: &Path) -> Result<Self> {
-        file.lock_exclusive().map_err(|source| CatalogError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(Self(file))
-    }
-}
-
-impl Drop for CommitGuard<'_> {
-    fn drop(&mut self) {
-        let _ = FileExt::unlock(self.0);
-    }
 }
 
 /// A directory only its owner can enter, created if needed; an existing one is made so.

@@ -1,17 +1,19 @@
 //! [`SledStore`]: the embedded catalog in a sled database directory.
 //!
 //! Layout: tree `profiles` (id -> JSON record), `profile_names` (lowercase name -> id),
-//! `tables` and `table_names` likewise, `deps` (profile id, NUL, table id -> empty) and
-//! `meta` (`format_version`). Lookups by name are two point reads; nothing is read at open.
-//! Writes take a process-wide mutex and the commit lock, run in one sled transaction over
-//! all trees and are flushed to disk before `apply` returns. A lock file keeps other
+//! `tables` and `table_names` likewise, `tables_by_created` (creation time big-endian,
+//! table id -> empty: the order of pages), `deps` (profile id, NUL, table id -> empty) and
+//! `meta` (`format_version`). Lookups by name are two point reads; nothing is read at
+//! open (except once, to build the creation index of a catalog written before it existed).
+//! Writes run one at a time in one sled transaction over all trees, then wait for a group
+//! flush (`group_commit`) before `apply` returns. A lock file keeps other
 //! processes out; `tributary check` reads a copy made between commits instead
 //! ([`SledStore::open_snapshot`]). Every file is owner-only (see `sled_files`).
 
 use crate::error::{CatalogError, Result};
+use crate::group_commit::GroupCommit;
 use crate::sled_files::{
-    Busy, CommitGuard, LockWait, commit_lock, copy_catalog, is_lock_conflict, lock_catalog,
-    make_private,
+    Busy, LockWait, commit_lock, copy_catalog, is_lock_conflict, lock_catalog, make_private,
 };
 use crate::store::{CatalogStore, Change, ObjectKind, name_key};
 use serde::de::DeserializeOwned;
@@ -36,8 +38,11 @@ pub struct SledStore {
     profile_names: Tree,
     tables: Tree,
     table_names: Tree,
+    tables_by_created: Tree,
     deps: Tree,
     write_lock: Mutex<()>,
+    group: GroupCommit,
+    generation: std::sync::atomic::AtomicU64,
     // Held for the store's lifetime: the advisory lock that keeps other processes out.
     _lock: File,
     // Locked around each commit, so snapshot copies fall between commits.
@@ -82,8 +87,11 @@ impl SledStore {
             profile_names: tree("profile_names")?,
             tables: tree("tables")?,
             table_names: tree("table_names")?,
+            tables_by_created: tree("tables_by_created")?,
             deps: tree("deps")?,
             write_lock: Mutex::new(()),
+            group: GroupCommit::default(),
+            generation: Default::default(),
             _lock: lock,
             commit,
             _copy: None,
@@ -91,7 +99,24 @@ impl SledStore {
             path,
         };
         store.check_format()?;
+        store.index_creation_times()?;
         Ok(store)
+    }
+
+    /// Build `tables_by_created` for a catalog written before it existed (once: an empty
+    /// index beside stored tables).
+    fn index_creation_times(&self) -> Result<()> {
+        if !self.tables_by_created.is_empty() || self.tables.is_empty() {
+            return Ok(());
+        }
+        let all: Vec<ConnectionTable> = self.all(&self.tables, "table")?;
+        for t in &all {
+            self.tables_by_created
+                .insert(created_key(t.created_at, &t.id), &[] as &[u8])
+                .map_err(|e| storage_error(&self.path, e))?;
+        }
+        self.db.flush().map_err(|e| storage_error(&self.path, e))?;
+        Ok(())
     }
 
     /// A read-only view of the catalog at `path` as of now, without its lock: a private
@@ -496,15 +521,81 @@ impl CatalogStore for SledStore {
     }
 
     fn apply(&self, changes: Vec<Change>) -> Result<()> {
-        let _guard = self
-            .write_lock
-            .lock()
-            .map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
         // No snapshot is copied while the batch is written and flushed.
-        let _commit = CommitGuard::exclusive(&self.commit, &self.path)?;
-        let (add, remove) = self.plan(&changes)?;
-        // Old names of replaced objects, so a rename drops the stale index entry.
+        let _committer = self.group.enter(&self.commit, &self.path)?;
+        let ticket = {
+            let _guard = self
+                .write_lock
+                .lock()
+                .map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
+            self.commit_batch(&changes)?;
+            self.generation
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.group.committed()?
+        };
+        self.group.wait_durable(ticket, || {
+            self.db
+                .flush()
+                .map(|_| ())
+                .map_err(|e| storage_error(&self.path, e))
+        })
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn tables_page(
+        &self,
+        after: Option<&TableId>,
+        limit: usize,
+    ) -> Result<(Vec<ConnectionTable>, bool)> {
+        let upper = match after {
+            None => None,
+            Some(id) => match self.table(id)? {
+                Some(t) => Some(created_key(t.created_at, &t.id)),
+                None => {
+                    return Err(CatalogError::NotFound {
+                        kind: ObjectKind::Table,
+                        name: id.to_string(),
+                    });
+                }
+            },
+        };
+        let keys = match upper {
+            Some(k) => self.tables_by_created.range(..k),
+            None => self.tables_by_created.iter(),
+        };
+        let mut page = Vec::with_capacity(limit.min(1_000));
+        let mut more = false;
+        for key in keys.keys().rev() {
+            let key = key.map_err(|e| storage_error(&self.path, e))?;
+            if page.len() == limit {
+                more = true;
+                break;
+            }
+            let id = String::from_utf8_lossy(&key[8..]).into_owned();
+            match self.get::<ConnectionTable>(&self.tables, "table", &id)? {
+                Some(t) => page.push(t),
+                None => {
+                    return Err(
+                        self.corrupt(format!("the creation index names a missing table '{id}'"))
+                    );
+                }
+            }
+        }
+        Ok((page, more))
+    }
+}
+
+impl SledStore {
+    /// Check and write one batch in a sled transaction (not yet flushed).
+    fn commit_batch(&self, changes: &[Change]) -> Result<()> {
+        let (add, remove) = self.plan(changes)?;
+        // Old names of replaced objects, so a rename drops the stale index entry; old
+        // creation-index keys likewise.
         let mut stale_names: Vec<(bool, String)> = Vec::new();
+        let mut stale_created: Vec<Vec<u8>> = Vec::new();
         let mut encoded: Vec<(usize, Vec<u8>)> = Vec::new();
         for (i, change) in changes.iter().enumerate() {
             match change {
@@ -517,6 +608,7 @@ impl CatalogStore for SledStore {
                 Change::PutTable(t) => {
                     if let Some(old) = self.table(&t.id)? {
                         stale_names.push((false, name_key(&old.name)));
+                        stale_created.push(created_key(old.created_at, &old.id));
                     }
                     encoded.push((i, encode(t)?));
                 }
@@ -528,6 +620,7 @@ impl CatalogStore for SledStore {
                 Change::DeleteTable(id) => {
                     if let Some(old) = self.table(id)? {
                         stale_names.push((false, name_key(&old.name)));
+                        stale_created.push(created_key(old.created_at, &old.id));
                     }
                 }
             }
@@ -538,10 +631,14 @@ impl CatalogStore for SledStore {
             &self.tables,
             &self.table_names,
             &self.deps,
+            &self.tables_by_created,
         ];
         let result: std::result::Result<(), TransactionError<()>> = trees[..].transaction(|t| {
-            let (profiles, profile_names, tables, table_names, deps) =
-                (&t[0], &t[1], &t[2], &t[3], &t[4]);
+            let (profiles, profile_names, tables, table_names, deps, created) =
+                (&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]);
+            for k in &stale_created {
+                created.remove(k.as_slice())?;
+            }
             for (is_profile, name) in &stale_names {
                 if *is_profile {
                     profile_names.remove(name.as_bytes())?;
@@ -553,7 +650,7 @@ impl CatalogStore for SledStore {
                 deps.remove(k.as_slice())?;
             }
             let mut bytes = encoded.iter();
-            for change in &changes {
+            for change in changes {
                 match change {
                     Change::PutProfile(p) => {
                         let (_, b) = bytes
@@ -570,6 +667,7 @@ impl CatalogStore for SledStore {
                             .next()
                             .ok_or(ConflictableTransactionError::Abort(()))?;
                         tables.insert(tb.id.as_str().as_bytes(), b.as_slice())?;
+                        created.insert(created_key(tb.created_at, &tb.id), &[] as &[u8])?;
                         table_names.insert(
                             name_key(&tb.name).as_bytes(),
                             index_value(tb.id.as_str(), &tb.name),
@@ -597,7 +695,15 @@ impl CatalogStore for SledStore {
             }
             Err(TransactionError::Storage(e)) => return Err(storage_error(&self.path, e)),
         }
-        self.db.flush().map_err(|e| storage_error(&self.path, e))?;
         Ok(())
     }
+}
+
+/// The `tables_by_created` key of a table: its creation time (big-endian, so keys sort
+/// by time) and its id.
+fn created_key(created_at: i64, id: &TableId) -> Vec<u8> {
+    // Times before 1970 do not occur; clamp rather than wrap.
+    let mut key = (created_at.max(0) as u64).to_be_bytes().to_vec();
+    key.extend_from_slice(id.as_str().as_bytes());
+    key
 }

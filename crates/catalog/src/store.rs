@@ -55,6 +55,35 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
     fn tables(&self) -> Result<Vec<ConnectionTable>>;
     /// The ids of the tables that use a profile.
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>>;
+    /// One page of tables, newest first (equal creation times by id, descending): at most
+    /// `limit` of those after the table `after` in that order (from the newest when
+    /// `None`), and whether more follow. An `after` that names no table is
+    /// [`CatalogError::NotFound`](crate::CatalogError::NotFound).
+    fn tables_page(
+        &self,
+        after: Option<&TableId>,
+        limit: usize,
+    ) -> Result<(Vec<ConnectionTable>, bool)> {
+        let mut all = self.tables()?;
+        all.sort_by(newest_first);
+        let start = match after {
+            None => 0,
+            Some(id) => {
+                all.iter().position(|t| &t.id == id).ok_or_else(|| {
+                    crate::CatalogError::NotFound {
+                        kind: ObjectKind::Table,
+                        name: id.to_string(),
+                    }
+                })? + 1
+            }
+        };
+        let rest = all.len().saturating_sub(start);
+        let page: Vec<ConnectionTable> = all.into_iter().skip(start).take(limit).collect();
+        Ok((page, rest > limit))
+    }
+    /// A number that changes whenever a batch is applied, so callers can cache what
+    /// they read (the REST server caches rendered pages).
+    fn generation(&self) -> u64;
     /// Apply a statement's changes atomically; when this returns `Ok` they are durable.
     fn apply(&self, changes: Vec<Change>) -> Result<()>;
 }
@@ -62,4 +91,11 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
 /// The key names are indexed under.
 pub(crate) fn name_key(name: &str) -> String {
     name.to_lowercase()
+}
+
+/// The order of [`CatalogStore::tables_page`].
+pub(crate) fn newest_first(a: &ConnectionTable, b: &ConnectionTable) -> std::cmp::Ordering {
+    b.created_at
+        .cmp(&a.created_at)
+        .then_with(|| b.id.as_str().cmp(a.id.as_str()))
 }

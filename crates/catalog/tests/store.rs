@@ -164,6 +164,94 @@ fn renaming_updates_the_index() {
 }
 
 #[test]
+fn pages_run_newest_first_and_follow_replacements_and_deletions() {
+    for (store, _dir) in stores() {
+        let gen0 = store.generation();
+        let mut tables: Vec<ConnectionTable> = (0..25)
+            .map(|i| {
+                let mut t = table(&format!("t{i:02}"), None);
+                // Two tables share each creation time: ties are ordered by id.
+                t.created_at = 1_000 + i / 2;
+                t
+            })
+            .collect();
+        for t in &tables {
+            store.apply(vec![Change::PutTable(t.clone())]).unwrap();
+        }
+        assert!(store.generation() > gen0);
+        tables.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| b.id.as_str().cmp(a.id.as_str()))
+        });
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let (page, more) = store.tables_page(after.as_ref(), 10).unwrap();
+            seen.extend(page.iter().map(|t| t.id.clone()));
+            after = page.last().map(|t| t.id.clone());
+            if !more {
+                break;
+            }
+        }
+        let expected: Vec<_> = tables.iter().map(|t| t.id.clone()).collect();
+        assert_eq!(seen, expected);
+        // A replacement keeps its place; a deletion leaves the order.
+        let mut renamed = tables[3].clone();
+        renamed.name = "renamed".into();
+        store.apply(vec![Change::PutTable(renamed)]).unwrap();
+        store
+            .apply(vec![Change::DeleteTable(tables[0].id.clone())])
+            .unwrap();
+        let (page, more) = store.tables_page(None, 3).unwrap();
+        let names: Vec<&str> = page.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [tables[1].name.as_str(), tables[2].name.as_str(), "renamed"]
+        );
+        assert!(more);
+        let (rest, more) = store.tables_page(Some(&page[2].id), 100).unwrap();
+        assert_eq!(rest.len(), 21);
+        assert!(!more);
+        let gone = store.tables_page(Some(&tables[0].id), 10).unwrap_err();
+        assert!(matches!(gone, CatalogError::NotFound { .. }), "{gone}");
+    }
+}
+
+#[test]
+fn concurrent_writers_all_land_durably() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<_> = {
+        let store = Arc::new(SledStore::open(dir.path()).unwrap());
+        let handles: Vec<_> = (0..8)
+            .map(|w| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    (0..25)
+                        .map(|i| {
+                            let t = table(&format!("w{w}_{i}"), None);
+                            store.apply(vec![Change::PutTable(t.clone())]).unwrap();
+                            t.id
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.table_names().unwrap().len(), 200);
+    for id in ids {
+        assert!(store.table(&id).unwrap().is_some());
+    }
+    let (page, more) = store.tables_page(None, 1_000).unwrap();
+    assert_eq!((page.len(), more), (200, false));
+}
+
+#[test]
 fn persists_across_reopen_and_locks_out_a_second_opener() {
     let dir = tempfile::tempdir().unwrap();
     let p = profile("prod");

@@ -14,6 +14,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod api;
 mod ddl;
 mod deep;
 pub mod describe;
@@ -25,6 +26,7 @@ pub mod render;
 mod sample_rows;
 mod session;
 mod sinks;
+mod sql_text;
 mod testing;
 mod types;
 mod windows;
@@ -35,8 +37,8 @@ pub use provider::{
     TributaryCatalogProvider, TributaryQueryPlanner, TributarySchemaProvider,
 };
 pub use session::{
-    Mode, Outcome, Output, ScriptSummary, Session, StatementError, StatementResult, register,
-    session_config,
+    DefinitionTest, Mode, Outcome, Output, ScriptSummary, Session, StatementError, StatementResult,
+    register, session_config,
 };
 pub use testing::Progress;
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};

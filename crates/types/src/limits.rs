@@ -48,6 +48,21 @@ pub const MAX_SUGGESTED_NAME_CHARS: usize = 128;
 /// At most this many characters of a user-given name or value are quoted in a message.
 pub const MAX_QUOTED_CHARS: usize = 64;
 
+/// The largest REST request body, in bytes (a script sent to `POST /sql` included).
+pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
+/// The deepest nesting of arrays and objects in a REST request body.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// The longest a REST connection test may stream, in seconds, whatever its timeout.
+pub const MAX_TEST_SECONDS: u64 = 60;
+
+/// Connection tests (and other requests that connect) a server runs at once.
+pub const MAX_CONCURRENT_TESTS: usize = 8;
+
+/// The largest page of `GET /connection_tables`.
+pub const MAX_PAGE_SIZE: usize = 1_000;
+
 /// `s` for quoting in a message: whole when short, otherwise its start, an ellipsis and
 /// its length, so a megabyte-long key cannot make a megabyte-long diagnostic.
 pub fn shorten(s: &str) -> std::borrow::Cow<'_, str> {

@@ -180,12 +180,13 @@ pub(crate) fn build_profile(
 }
 
 /// `ALTER CONNECTION PROFILE name SET (...)`: the new options replace the old ones of the
-/// same key; the whole profile is validated again.
+/// same key, and those named in `removed` go; the whole profile is validated again.
 pub(crate) fn alter_profile(
     store: &dyn CatalogStore,
     name: &Name,
     options: Vec<SqlOption>,
     with_span: Span,
+    removed: &[String],
 ) -> Result<(Vec<Change>, Vec<Diagnostic>), Vec<Diagnostic>> {
     let existing = lookup(store, name)?;
     if let Some(o) = options.iter().find(|o| o.key == "connector")
@@ -211,7 +212,11 @@ pub(crate) fn alter_profile(
         .into_iter()
         .filter(|o| o.key != "connector")
         .collect();
-    for old in &existing.options {
+    for old in existing
+        .options
+        .iter()
+        .filter(|o| !removed.contains(&o.key))
+    {
         match options.iter().position(|n| n.key == old.key) {
             Some(i) => merged.push(options.remove(i)),
             None => merged.push(SqlOption {

@@ -5,8 +5,8 @@ use super::Session;
 use super::outcome::{Handled, Mode, Reply};
 use super::validation::{registry_framed, table_validation, take_validate};
 use crate::ddl::{
-    alter_profile, build_profile, build_table, catalog_diagnostic, drop_profile,
-    fetch_registry_schema, register_sink_schema,
+    build_profile, build_table, catalog_diagnostic, drop_profile, fetch_registry_schema,
+    register_sink_schema,
 };
 use crate::parser::ast::{CreateTable, DropBehavior, Name};
 use crate::testing;
@@ -64,10 +64,7 @@ impl Session {
         options: &[SqlOption],
         with_span: Span,
     ) -> Handled {
-        let store = self.shared.store.as_ref();
-        let (changes, warnings) = alter_profile(store, name, options.to_vec(), with_span)?;
-        self.apply(changes, name.span)?;
-        Ok(Reply::done("ALTER CONNECTION PROFILE", warnings))
+        self.alter_profile_removing(name, options, with_span, &[])
     }
 
     pub(super) fn drop_profile(
@@ -94,6 +91,20 @@ impl Session {
                 vec![skipped("table", &create.name)],
             ));
         }
+        let prepared = self.prepare_table(create, mode, true).await?;
+        self.store_table(prepared, create.name.span, mode).await
+    }
+
+    /// Build a table from its statement: `validate` split off, its registry schema
+    /// fetched (when the session may connect), validated, and (when `register` and the
+    /// session may connect) a registry-framed sink's schema registered.
+    pub(super) async fn prepare_table(
+        &self,
+        create: &CreateTable,
+        mode: Mode,
+        register: bool,
+    ) -> Result<PreparedTable, Vec<Diagnostic>> {
+        let store = self.shared.store.as_ref();
         // `validate` is about the statement, not the table: split it off.
         let (validate, options) = take_validate(&create.options);
         let given = validate.is_some();
@@ -122,15 +133,17 @@ impl Session {
             self.build_table_deep(create, fetched, !notes.is_empty())?;
         warnings.splice(0..0, notes);
         // Registering is a change in another system: `check` does not make it.
-        if self.may_connect(mode) {
+        if register && self.may_connect(mode) {
             register_sink_schema(store, create, &mut table).await?;
         } else if table.connection_type == ConnectionType::Sink
             && registry_framed(table.schema.format.as_ref())
         {
             let said = if mode == Mode::Check {
                 "the sink's schema would be registered with the schema registry when the statement runs"
-            } else {
+            } else if register {
                 "the sink's schema was not registered with the schema registry: this session makes no network calls"
+            } else {
+                "the sink's schema was not registered with the schema registry: the table was not stored"
             };
             warnings.push(Diagnostic::note(said).with_span(create.name.span));
         }
@@ -140,22 +153,47 @@ impl Session {
                     .with_span(create.name.span),
             );
         }
+        Ok(PreparedTable {
+            table,
+            warnings,
+            validate,
+        })
+    }
+
+    /// Test a prepared table as its `validate` asks, then store it.
+    pub(super) async fn store_table(
+        &self,
+        prepared: PreparedTable,
+        span: Span,
+        mode: Mode,
+    ) -> Handled {
+        let PreparedTable {
+            table,
+            mut warnings,
+            validate,
+        } = prepared;
         // validate = 'connect' | 'sample': the table proves itself before it is stored.
         if let Some(limit) = validate
             && self.may_connect(mode)
         {
-            let (_, notes) = self
-                .run_table_test(&table, limit, testing::DEFAULT_TIMEOUT, create.name.span)
-                .await
-                .map_err(|mut d| {
-                    if let Some(first) = d.first_mut() {
-                        first.notes.push("nothing was stored".into());
-                    }
-                    d
-                })?;
+            let (_, outcome) = self
+                .run_table_test(
+                    &table,
+                    limit,
+                    testing::DEFAULT_TIMEOUT,
+                    span,
+                    self.progress.as_ref(),
+                )
+                .await;
+            let (_, notes) = outcome.map_err(|mut d| {
+                if let Some(first) = d.first_mut() {
+                    first.notes.push("nothing was stored".into());
+                }
+                d
+            })?;
             warnings.extend(notes);
         }
-        self.apply(vec![Change::PutTable(table)], create.name.span)?;
+        self.apply(vec![Change::PutTable(table)], span)?;
         Ok(Reply::done("CREATE TABLE", warnings))
     }
 
@@ -207,6 +245,14 @@ impl Session {
         self.apply(changes, span)?;
         Ok(Reply::done("DROP TABLE", warnings))
     }
+}
+
+/// A table built from its statement, not yet tested or stored.
+pub(super) struct PreparedTable {
+    pub table: tributary_types::ConnectionTable,
+    pub warnings: Vec<Diagnostic>,
+    /// How many messages `validate` asks to read (0: connect only), if any.
+    pub validate: Option<u64>,
 }
 
 fn skipped(kind: &str, name: &Name) -> Diagnostic {

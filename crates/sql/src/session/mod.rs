@@ -7,12 +7,14 @@
 
 mod boundary;
 mod ddl;
+mod definitions;
 mod outcome;
 mod probes;
 mod query;
 mod show;
 mod validation;
 
+pub use definitions::DefinitionTest;
 pub use outcome::{Mode, Outcome, Output, ScriptSummary, StatementError, StatementResult};
 
 use crate::ddl::catalog_diagnostic;

@@ -77,9 +77,10 @@ impl Session {
             return refused;
         }
         let limit = limit.unwrap_or(testing::DEFAULT_LIMIT);
-        let (batch, notes) = self
-            .run_table_test(&table, limit, timeout, name.span)
-            .await?;
+        let (_, outcome) = self
+            .run_table_test(&table, limit, timeout, name.span, self.progress.as_ref())
+            .await;
+        let (batch, notes) = outcome?;
         Ok(Reply::rows_with(batch, notes))
     }
 
@@ -135,14 +136,19 @@ impl Session {
         }
     }
 
-    /// Test a table; the decoded sample rows (sources) or the stages (sinks), with notes.
+    /// Test a table, reporting each event to `progress`: what the test did, and the
+    /// decoded sample rows (sources) or the stages (sinks) with notes, or why it failed.
     pub(super) async fn run_table_test(
         &self,
         table: &ConnectionTable,
         limit: u64,
         timeout: std::time::Duration,
         span: Span,
-    ) -> Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>> {
+        progress: Option<&testing::Progress>,
+    ) -> (
+        testing::Tested,
+        Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>>,
+    ) {
         let store = self.shared.store.as_ref();
         let connection = match (&table.profile, &table.inline_profile) {
             (Some(id), _) => store
@@ -154,35 +160,46 @@ impl Session {
             (None, Some(inline)) => inline.clone(),
             (None, None) => serde_json::Value::Null,
         };
-        let tested =
-            testing::test_table(table, &connection, limit, timeout, self.progress.as_ref()).await;
-        let what = format!("table '{}'", table.name);
-        if let Some(d) = testing::failure_diagnostic(&what, &tested, span) {
-            return Err(vec![d]);
-        }
-        let mut notes = testing::event_notes(&tested.events, span);
-        if !testing::read_anything(&tested, table.connection_type) {
-            return Ok((testing::events_batch(&tested.events), notes));
-        }
-        let decoded = testing::decode(table, &tested.messages).map_err(|e| {
-            vec![
-                Diagnostic::error(format!(
-                    "table '{}' cannot decode its messages: {e}",
-                    table.name
-                ))
+        let tested = testing::test_table(table, &connection, limit, timeout, progress).await;
+        let outcome = judge_table_test(table, &tested, span);
+        (tested, outcome)
+    }
+}
+
+/// What a table test came to: the decoded sample rows (sources) or the stages (sinks)
+/// with notes, or why it failed.
+fn judge_table_test(
+    table: &ConnectionTable,
+    tested: &testing::Tested,
+    span: Span,
+) -> Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let what = format!("table '{}'", table.name);
+    if let Some(d) = testing::failure_diagnostic(&what, tested, span) {
+        return Err(vec![d]);
+    }
+    let mut notes = testing::event_notes(&tested.events, span);
+    if !testing::read_anything(tested, table.connection_type) {
+        return Ok((testing::events_batch(&tested.events), notes));
+    }
+    let decoded = testing::decode(table, &tested.messages).map_err(|e| {
+        vec![
+            Diagnostic::error(format!(
+                "table '{}' cannot decode its messages: {e}",
+                table.name
+            ))
+            .with_span(span),
+        ]
+    })?;
+    for (i, reason) in &decoded.failures {
+        notes.push(
+            Diagnostic::warning(format!("message {i} could not be decoded: {reason}"))
                 .with_span(span),
-            ]
-        })?;
-        for (i, reason) in &decoded.failures {
-            notes.push(
-                Diagnostic::warning(format!("message {i} could not be decoded: {reason}"))
-                    .with_span(span),
-            );
-        }
-        match decoded.batch {
-            Some(batch) => Ok((batch, notes)),
-            None => {
-                let mut d = Diagnostic::error(format!(
+        );
+    }
+    match decoded.batch {
+        Some(batch) => Ok((batch, notes)),
+        None => {
+            let mut d = Diagnostic::error(format!(
                     "the connection test of table '{}' failed at stage 'decode' [{}]: none of the {} message(s) read decoded",
                     table.name,
                     TestCode::DecodeFailed,
@@ -190,11 +207,10 @@ impl Session {
                 ))
                 .with_span(span)
                 .with_help("Check the table's format and columns against the messages (DESCRIBE shows them).");
-                for (i, reason) in decoded.failures {
-                    d = d.with_note(format!("message {i}: {reason}"));
-                }
-                Err(vec![d])
+            for (i, reason) in decoded.failures {
+                d = d.with_note(format!("message {i}: {reason}"));
             }
+            Err(vec![d])
         }
     }
 }

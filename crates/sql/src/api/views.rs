@@ -1,0 +1,482 @@
+//! Response bodies of the REST API, in Arroyo's shapes (collections camelCase, objects
+//! snake_case), rendered from catalog records with every secret redacted.
+
+use super::error::ApiDiagnostic;
+use serde::Serialize;
+use serde_json::Value;
+use tributary_connectors::{ConfigKind, redact_config, registry};
+use tributary_types::{ConnectionProfile, ConnectionSchema, ConnectionTable, SourceField};
+use utoipa::ToSchema;
+
+/// A connection profile.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConnectionProfileView {
+    /// Its id, `cp_...`.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The connector id.
+    pub connector: String,
+    /// The connection settings, secrets redacted (`{{ VAR }}` references shown).
+    #[schema(value_type = Object)]
+    pub config: Value,
+    /// A one-line description (for Kafka, its servers).
+    pub description: String,
+    /// When it was created, microseconds since the epoch.
+    pub created_at: i64,
+    /// When it last changed, microseconds since the epoch.
+    pub updated_at: i64,
+    /// The WITH options as written, secrets redacted, in SQL form.
+    #[schema(value_type = Object)]
+    pub options: Value,
+    /// What the request did not use or should know.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<ApiDiagnostic>,
+}
+
+impl ConnectionProfileView {
+    /// The view of a stored profile.
+    pub fn of(p: &ConnectionProfile) -> Self {
+        Self {
+            id: p.id.to_string(),
+            name: p.name.clone(),
+            connector: p.connector.clone(),
+            config: redact_config(&p.connector, ConfigKind::Profile, &p.config),
+            description: p.description.clone(),
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+            options: options_view(&p.options),
+            warnings: vec![],
+        }
+    }
+}
+
+/// The options as `{key: value}` in SQL's spelling, secrets redacted.
+fn options_view(options: &[tributary_types::OptionEntry]) -> Value {
+    Value::Object(
+        options
+            .iter()
+            .map(|o| (o.key.clone(), option_json(&o.printable_value())))
+            .collect(),
+    )
+}
+
+fn option_json(v: &tributary_types::OptionValue) -> Value {
+    use tributary_types::OptionValue as O;
+    match v {
+        O::String(s) | O::Identifier(s) | O::Interval(s) => Value::String(s.clone()),
+        O::Number(n) => serde_json::from_str(n).unwrap_or_else(|_| Value::String(n.clone())),
+        O::Bool(b) => Value::Bool(*b),
+        O::Array(items) => Value::Array(items.iter().map(option_json).collect()),
+    }
+}
+
+/// `{"data": [...]}` of profiles.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConnectionProfileCollection {
+    /// The profiles, most recently changed first.
+    pub data: Vec<ConnectionProfileView>,
+}
+
+/// A connection table.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConnectionTableView {
+    /// Its id, `ct_...`.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// When it was created, microseconds since the epoch (an integer).
+    pub created_at: i64,
+    /// When it last changed, microseconds since the epoch.
+    pub updated_at: i64,
+    /// The connector id.
+    pub connector: String,
+    /// The profile it uses, if any.
+    pub connection_profile: Option<ConnectionProfileView>,
+    /// `source`, `sink` or `lookup`.
+    pub table_type: String,
+    /// The table settings, secrets redacted.
+    #[schema(value_type = Object)]
+    pub config: Value,
+    /// Columns (each with its `sql_name`), format and schema document.
+    #[schema(value_type = Object)]
+    pub schema: Value,
+    /// Pipelines using it: always 0 (Tributary runs no pipelines).
+    pub consumers: u64,
+    /// A one-line description, `KafkaSource<orders>`.
+    pub description: String,
+    /// The table's `CREATE TABLE` statement, secrets redacted.
+    pub create_sql: String,
+    /// What the request did not use or should know.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<ApiDiagnostic>,
+}
+
+impl ConnectionTableView {
+    /// The view of a stored table and its profile.
+    pub fn of(t: &ConnectionTable, profile: Option<&ConnectionProfile>) -> Self {
+        Self {
+            id: t.id.to_string(),
+            name: t.name.clone(),
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+            connector: t.connector.clone(),
+            connection_profile: profile.map(ConnectionProfileView::of),
+            table_type: t.connection_type.as_str().into(),
+            config: redact_config(&t.connector, ConfigKind::Table, &t.config),
+            schema: schema_view(&t.schema),
+            consumers: 0,
+            description: t.description.clone(),
+            create_sql: t.to_create_sql(profile.map(|p| p.name.as_str())),
+            warnings: vec![],
+        }
+    }
+}
+
+/// A schema in Arroyo's shape: every field carries its `sql_name`; Tributary's own
+/// bookkeeping (column origins and notes) is left out.
+pub fn schema_view(schema: &ConnectionSchema) -> Value {
+    let mut v = serde_json::to_value(schema).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("column_notes");
+        o.remove("column_origins");
+        o.insert(
+            "fields".into(),
+            Value::Array(schema.fields.iter().map(field_view).collect()),
+        );
+        o.entry("primary_keys")
+            .or_insert_with(|| Value::Array(vec![]));
+    }
+    v
+}
+
+/// A field with its `sql_name`, recursively.
+pub fn field_view(f: &SourceField) -> Value {
+    let mut v = serde_json::to_value(f).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("sql_name".into(), Value::String(f.field_type.sql_name()));
+        match &f.field_type {
+            tributary_types::FieldType::Struct { fields } => {
+                o.insert(
+                    "fields".into(),
+                    Value::Array(fields.iter().map(field_view).collect()),
+                );
+            }
+            tributary_types::FieldType::List { items } => {
+                o.insert("items".into(), field_view(items));
+            }
+            tributary_types::FieldType::Map { key, value } => {
+                o.insert("key".into(), field_view(key));
+                o.insert("value".into(), field_view(value));
+            }
+            _ => {}
+        }
+    }
+    v
+}
+
+/// `{"data": [...], "hasMore": bool}` of tables.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConnectionTableCollection {
+    /// One page of tables, newest first.
+    pub data: Vec<ConnectionTableView>,
+    /// Whether another page follows (ask with `starting_after` = the last id).
+    #[serde(rename = "hasMore")]
+    pub has_more: bool,
+}
+
+/// A connector.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConnectorView {
+    /// The id used in `connector = '...'`.
+    pub id: String,
+    /// A display name.
+    pub name: String,
+    /// An SVG icon (text).
+    pub icon: String,
+    /// What it connects to.
+    pub description: String,
+    /// The table settings' JSON Schema, as text.
+    pub table_config: String,
+    /// Always true.
+    pub enabled: bool,
+    /// Whether tables can read from it.
+    pub source: bool,
+    /// Whether tables can write to it.
+    pub sink: bool,
+    /// Whether tables can be looked up by key (Tributary only).
+    pub lookup: bool,
+    /// Whether tables declare their own schema (false for fixed-schema generators).
+    pub custom_schemas: bool,
+    /// Whether connection tests reach the system from here.
+    pub testing: bool,
+    /// Whether a console should hide it.
+    pub hidden: bool,
+    /// The profile settings' JSON Schema as text, or null when the connector takes no
+    /// profile.
+    pub connection_config: Option<String>,
+}
+
+/// `{"data": [...]}` of connectors.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConnectorCollection {
+    /// Every connector, by id.
+    pub data: Vec<ConnectorView>,
+}
+
+/// Every connector in the registry.
+pub fn connectors() -> ConnectorCollection {
+    let mut data: Vec<ConnectorView> = registry()
+        .iter()
+        .map(|e| {
+            let c = e.connector;
+            let roles = c.roles();
+            ConnectorView {
+                id: c.id().into(),
+                name: c.name().into(),
+                icon: icon(c.name()),
+                description: c.description().into(),
+                table_config: c.table_schema().into(),
+                enabled: true,
+                source: roles.source,
+                sink: roles.sink,
+                lookup: roles.lookup,
+                custom_schemas: c.fixed_schema().is_none(),
+                testing: c.supports_testing(),
+                hidden: false,
+                connection_config: c.profile_schema().map(str::to_string),
+            }
+        })
+        .collect();
+    data.sort_by(|a, b| a.id.cmp(&b.id));
+    ConnectorCollection { data }
+}
+
+/// A plain SVG badge with the connector's initials.
+fn icon(name: &str) -> String {
+    let initials: String = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|w| w.chars().next())
+        .take(2)
+        .collect::<String>()
+        .to_uppercase();
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 64 64\"><rect width=\"64\" height=\"64\" rx=\"12\" fill=\"#2b6cb0\"/><text x=\"32\" y=\"41\" font-family=\"sans-serif\" font-size=\"26\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#fff\">{initials}</text></svg>"
+    )
+}
+
+/// One event of a connection test (Arroyo's `TestSourceMessage`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct TestSourceMessage {
+    /// Whether this event is a failure.
+    pub error: bool,
+    /// Whether this is the last event.
+    pub done: bool,
+    /// What happened.
+    pub message: String,
+    /// The stage (`resolve`, `connect`, `auth`, `read`, ...; Tributary only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// The failure code, as `TEST TABLE` reports it (Tributary only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// What to check (Tributary only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// Sampled rows, decoded with the table's format (the final event of a source test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub rows: Option<Vec<Value>>,
+}
+
+impl TestSourceMessage {
+    /// An informational event.
+    pub fn info(message: impl Into<String>) -> Self {
+        Self {
+            error: false,
+            done: false,
+            message: message.into(),
+            stage: None,
+            code: None,
+            hint: None,
+            rows: None,
+        }
+    }
+
+    /// The final event of a test that passed.
+    pub fn done(message: impl Into<String>) -> Self {
+        Self {
+            done: true,
+            ..Self::info(message)
+        }
+    }
+
+    /// The final event of a test that failed.
+    pub fn fail(message: impl Into<String>) -> Self {
+        Self {
+            error: true,
+            done: true,
+            ..Self::info(message)
+        }
+    }
+}
+
+/// `{"values": {"topic": [...]}}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConnectionAutocompleteResp {
+    /// Suggestions by table-config field.
+    pub values: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// A position in submitted SQL.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SqlLocation {
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+}
+
+/// A range in submitted SQL.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SqlSpan {
+    /// Where it starts.
+    pub start: SqlLocation,
+    /// Where it ends.
+    pub end: SqlLocation,
+}
+
+/// One problem in a query (Arroyo's `SqlDiagnostic`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SqlDiagnostic {
+    /// What is wrong, with its help.
+    pub message: String,
+    /// Where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span: Option<SqlSpan>,
+}
+
+/// One node of a validated query's plan.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PipelineNode {
+    /// Its index.
+    pub node_id: u64,
+    /// The operator (`KafkaSource<orders>`, `Projection`, ...).
+    pub operator: String,
+    /// What it does.
+    pub description: String,
+    /// Always 1.
+    pub parallelism: u64,
+}
+
+/// One edge of a validated query's plan.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PipelineEdge {
+    /// The producing node.
+    pub src_id: u64,
+    /// The consuming node.
+    pub dest_id: u64,
+    /// The key type (empty: Tributary does not shuffle).
+    pub key_type: String,
+    /// The rows' schema.
+    pub value_type: String,
+    /// `forward`.
+    pub edge_type: String,
+}
+
+/// A validated query's plan.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PipelineGraph {
+    /// The nodes, sources first.
+    pub nodes: Vec<PipelineNode>,
+    /// The edges.
+    pub edges: Vec<PipelineEdge>,
+}
+
+/// `POST /pipelines/validate_query`'s answer: a `graph` means valid.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QueryValidationResult {
+    /// What is wrong (empty when valid).
+    pub errors: Vec<SqlDiagnostic>,
+    /// The plan, when the query is valid.
+    pub graph: Option<PipelineGraph>,
+}
+
+/// A result column of `POST /sql`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SqlColumn {
+    /// Its name.
+    pub name: String,
+    /// Its SQL type.
+    #[serde(rename = "type")]
+    pub data_type: String,
+    /// Whether it can be NULL.
+    pub nullable: bool,
+}
+
+/// One statement's result of `POST /sql`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SqlStatementResult {
+    /// The statement's first line and column.
+    pub line: u64,
+    /// See `line`.
+    pub column: u64,
+    /// The command tag (`CREATE TABLE`) or `SELECT` for rows.
+    pub tag: String,
+    /// Result columns (empty for commands).
+    pub columns: Vec<SqlColumn>,
+    /// Rows, each an array in column order (JSON values; timestamps as text).
+    #[schema(value_type = Vec<Vec<Object>>)]
+    pub rows: Vec<Vec<Value>>,
+    /// Warnings and notes.
+    pub diagnostics: Vec<ApiDiagnostic>,
+    /// Whether it failed.
+    pub error: bool,
+}
+
+/// `POST /sql`'s answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SqlResponse {
+    /// Each statement run, in order; in `run` mode the last one may have failed.
+    pub results: Vec<SqlStatementResult>,
+    /// Statements that failed.
+    pub failed: usize,
+    /// Diagnostics not reported because the script reached its limit.
+    pub suppressed_diagnostics: usize,
+}
+
+/// `{"data": []}`: GET /udfs, /jobs.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EmptyCollection {
+    /// Always empty: Tributary declares no UDFs and runs no jobs.
+    #[schema(value_type = Vec<Object>)]
+    pub data: Vec<Value>,
+}
+
+/// `{"data": [], "hasMore": false}`: GET /pipelines.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EmptyPage {
+    /// Always empty: Tributary runs no pipelines.
+    #[schema(value_type = Vec<Object>)]
+    pub data: Vec<Value>,
+    /// Always false.
+    #[serde(rename = "hasMore")]
+    pub has_more: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_connector_is_listed_with_its_schemas_as_text() {
+        let c = connectors();
+        assert_eq!(c.data.len(), registry().iter().count());
+        let kafka = c.data.iter().find(|c| c.id == "kafka").unwrap();
+        assert!(serde_json::from_str::<Value>(&kafka.table_config).is_ok());
+        assert!(kafka.connection_config.is_some() && kafka.custom_schemas && kafka.testing);
+        let impulse = c.data.iter().find(|c| c.id == "impulse").unwrap();
+        assert!(impulse.connection_config.is_none() && !impulse.custom_schemas);
+        assert!(c.data.windows(2).all(|w| w[0].id < w[1].id));
+    }
+}
