@@ -141,6 +141,9 @@ pub(crate) fn column(f: &SourceField) -> String {
     line
 }
 
+/// The origin of virtual-column lines (a replacement schema keeps them).
+pub(crate) const VIRTUAL_COLUMNS: &str = "/virtual_columns";
+
 /// Where columns that a schema document gave come from; on rebuilding they come from it
 /// again, through `*`.
 const DOCUMENT_ORIGINS: &[&str] = &[
@@ -160,7 +163,7 @@ pub(crate) fn table_parts_of(t: &ConnectionTable, profile: Option<&str>) -> Tabl
         ..Default::default()
     };
     let origins = &t.schema.column_origins;
-    let mut columns: Vec<(usize, String)> = Vec::new();
+    let mut columns: Vec<(usize, String, &str)> = Vec::new();
     let virtual_positions: Vec<usize> = t.virtual_columns.iter().map(|v| v.position).collect();
     let mut next = 0usize;
     let mut star = false;
@@ -170,10 +173,10 @@ pub(crate) fn table_parts_of(t: &ConnectionTable, profile: Option<&str>) -> Tabl
             next += 1;
         }
         match origins.get(&f.name).map(String::as_str) {
-            None if !awaiting => columns.push((next, column(f))),
+            None if !awaiting => columns.push((next, column(f), "/schema/fields")),
             Some(o) if DOCUMENT_ORIGINS.contains(&o) && !star => {
                 star = true;
-                columns.push((next, "*".into()));
+                columns.push((next, "*".into(), "/schema/fields"));
             }
             _ => {}
         }
@@ -189,12 +192,13 @@ pub(crate) fn table_parts_of(t: &ConnectionTable, profile: Option<&str>) -> Tabl
                 v.field_type.sql_name(),
                 v.expression
             ),
+            VIRTUAL_COLUMNS,
         ));
     }
-    columns.sort_by_key(|(p, _)| *p);
+    columns.sort_by_key(|(p, _, _)| *p);
     parts.columns = columns
         .into_iter()
-        .map(|(_, l)| (l, "/schema/fields".into()))
+        .map(|(_, line, origin)| (line, origin.into()))
         .collect();
     if let Some(w) = &t.watermark {
         let line = match &w.expression {

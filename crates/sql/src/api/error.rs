@@ -3,7 +3,7 @@
 //! `column` in submitted SQL) and every diagnostic found. The HTTP status is named by
 //! [`ApiStatus`]; the server maps it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tributary_types::{Diagnostic, Severity};
 use utoipa::ToSchema;
 
@@ -48,17 +48,17 @@ impl ApiStatus {
 }
 
 /// One diagnostic, structured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ApiDiagnostic {
     /// `error`, `warning` or `note`.
     pub severity: String,
     /// What is wrong (or worth knowing).
     pub message: String,
     /// Further facts.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// How to fix it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
     /// Where in the request body (a JSON pointer such as `/config` or `/schema/fields/2`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,6 +69,12 @@ pub struct ApiDiagnostic {
     /// The column in submitted SQL (1-based, in characters).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<u64>,
+    /// Where the problem ends in submitted SQL (exclusive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+    /// See `end_line`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<u64>,
 }
 
 impl ApiDiagnostic {
@@ -78,6 +84,8 @@ impl ApiDiagnostic {
         if let Some(span) = d.span.filter(|s| s.is_known()) {
             out.line = Some(span.start.line);
             out.column = Some(span.start.column);
+            out.end_line = Some(span.end.line);
+            out.end_column = Some(span.end.column);
         }
         out
     }
@@ -105,7 +113,30 @@ impl ApiDiagnostic {
             path: None,
             line: None,
             column: None,
+            end_line: None,
+            end_column: None,
         }
+    }
+
+    /// The diagnostic back, as the library reports it (the CLI's remote mode renders it
+    /// against the script it sent).
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = match self.severity.as_str() {
+            "error" => Diagnostic::error(self.message.clone()),
+            "warning" => Diagnostic::warning(self.message.clone()),
+            _ => Diagnostic::note(self.message.clone()),
+        };
+        d.notes = self.notes.clone();
+        d.help = self.hint.clone();
+        if let (Some(line), Some(column)) = (self.line, self.column) {
+            let start = tributary_types::Location::new(line, column);
+            let end = tributary_types::Location::new(
+                self.end_line.unwrap_or(line),
+                self.end_column.unwrap_or(column),
+            );
+            d = d.with_span(tributary_types::Span::new(start, end));
+        }
+        d
     }
 
     /// A warning about the request body itself.
@@ -118,6 +149,8 @@ impl ApiDiagnostic {
             path: Some(path),
             line: None,
             column: None,
+            end_line: None,
+            end_column: None,
         }
     }
 }

@@ -6,7 +6,13 @@
 
 mod bodies;
 mod error;
+mod probes;
+mod profiles;
+mod queries;
+mod rows;
+mod run;
 mod statements;
+mod tables;
 mod views;
 
 pub use bodies::{
@@ -14,7 +20,16 @@ pub use bodies::{
     PaginationQueryParams, SchemaInferPost, SchemaPost, SqlPost, Udf, ValidateQueryPost,
 };
 pub use error::{ApiDiagnostic, ApiError, ApiStatus, ErrorResp};
+pub use probes::{InferredSchema, TestStream, infer_schema, test_schema, test_table};
+pub use profiles::{
+    autocomplete, create_profile, delete_profile, find_profile, get_profile, list_profiles,
+    patch_profile, test_profile,
+};
+pub use queries::{MAX_RESULT_ROWS, run_sql, validate_query};
 pub use statements::{profile_statement, table_statement};
+pub use tables::{
+    create_sql, create_table, delete_table, find_table, get_table, list_tables, patch_table,
+};
 pub use views::{
     ConnectionAutocompleteResp, ConnectionProfileCollection, ConnectionProfileView,
     ConnectionTableCollection, ConnectionTableView, ConnectorCollection, ConnectorView,

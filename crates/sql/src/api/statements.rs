@@ -106,7 +106,12 @@ pub fn profile_statement(
 
 /// Replace the schema's part (columns, key, format options) with `schema`'s.
 pub(crate) fn set_schema(parts: &mut TableParts, schema: &SchemaPost, read_only: &mut Vec<String>) {
+    let virtual_columns: Vec<(String, String)> = std::mem::take(&mut parts.columns)
+        .into_iter()
+        .filter(|(_, origin)| origin == crate::sql_text::VIRTUAL_COLUMNS)
+        .collect();
     parts.columns = schema_columns(schema);
+    parts.columns.extend(virtual_columns);
     parts
         .constraints
         .retain(|(line, _)| !line.starts_with("PRIMARY KEY"));

@@ -2,7 +2,7 @@
 //! snake_case), rendered from catalog records with every secret redacted.
 
 use super::error::ApiDiagnostic;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tributary_connectors::{ConfigKind, redact_config, registry};
 use tributary_types::{ConnectionProfile, ConnectionSchema, ConnectionTable, SourceField};
@@ -403,7 +403,7 @@ pub struct QueryValidationResult {
 }
 
 /// A result column of `POST /sql`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SqlColumn {
     /// Its name.
     pub name: String,
@@ -415,12 +415,16 @@ pub struct SqlColumn {
 }
 
 /// One statement's result of `POST /sql`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SqlStatementResult {
-    /// The statement's first line and column.
+    /// The statement's first line.
     pub line: u64,
-    /// See `line`.
+    /// The statement's first column.
     pub column: u64,
+    /// Where the statement ends (exclusive).
+    pub end_line: u64,
+    /// See `end_line`.
+    pub end_column: u64,
     /// The command tag (`CREATE TABLE`) or `SELECT` for rows.
     pub tag: String,
     /// Result columns (empty for commands).
@@ -428,6 +432,10 @@ pub struct SqlStatementResult {
     /// Rows, each an array in column order (JSON values; timestamps as text).
     #[schema(value_type = Vec<Vec<Object>>)]
     pub rows: Vec<Vec<Value>>,
+    /// The result's Arrow schema (for clients that rebuild Arrow batches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub arrow_schema: Option<Value>,
     /// Warnings and notes.
     pub diagnostics: Vec<ApiDiagnostic>,
     /// Whether it failed.
@@ -435,7 +443,7 @@ pub struct SqlStatementResult {
 }
 
 /// `POST /sql`'s answer.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SqlResponse {
     /// Each statement run, in order; in `run` mode the last one may have failed.
     pub results: Vec<SqlStatementResult>,

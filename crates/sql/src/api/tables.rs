@@ -1,0 +1,251 @@
+//! Connection tables over REST: creating one runs `CREATE TABLE`, a PATCH replaces the
+//! table with its changed definition (validated whole), deleting runs `DROP TABLE`, and
+//! listings page through the catalog's creation-time index.
+
+use super::bodies::{ConnectionTablePatch, ConnectionTablePost, PaginationQueryParams, SchemaPost};
+use super::error::ApiError;
+use super::profiles::{catalog, find_profile};
+use super::run::{body_error, run_written, warnings};
+use super::statements::{config_options, set_schema, table_statement};
+use super::views::{ConnectionTableCollection, ConnectionTableView};
+use crate::session::Session;
+use crate::sql_text::{WrittenStatement, ident, table_parts_of};
+use std::collections::HashMap;
+use tributary_catalog::CatalogStore;
+use tributary_types::limits::MAX_PAGE_SIZE;
+use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
+
+/// The page size when none is asked for (Arroyo's).
+const DEFAULT_PAGE_SIZE: i64 = 10;
+
+/// A table by id (`ct_...`) or, failing that, by name.
+pub fn find_table(store: &dyn CatalogStore, key: &str) -> Result<ConnectionTable, ApiError> {
+    let found = match TableId::parse(key) {
+        Some(id) => store.table(&id).map_err(catalog)?,
+        None => None,
+    };
+    match found {
+        Some(t) => Ok(t),
+        None => store
+            .table_by_name(key)
+            .map_err(catalog)?
+            .ok_or_else(|| ApiError::not_found("Connection table")),
+    }
+}
+
+/// The name of the profile a body names by id or name.
+pub(crate) fn profile_name(
+    store: &dyn CatalogStore,
+    key: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    match key.map(str::trim).filter(|k| !k.is_empty()) {
+        None => Ok(None),
+        Some(k) => match find_profile(store, k) {
+            Ok(p) => Ok(Some(p.name)),
+            Err(e) if e.code == "not_found" => Err(ApiError::body(format!(
+                "No connection profile with id '{}'",
+                tributary_types::limits::shorten(k)
+            ))
+            .with_hint("GET /api/v1/connection_profiles lists the profiles.")),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// The view of `t`, with its profile read (through `cache`).
+fn view(
+    store: &dyn CatalogStore,
+    t: &ConnectionTable,
+    cache: &mut HashMap<ProfileId, Option<ConnectionProfile>>,
+) -> Result<ConnectionTableView, ApiError> {
+    let profile = match &t.profile {
+        None => None,
+        Some(id) => match cache.get(id) {
+            Some(p) => p.clone(),
+            None => {
+                let p = store.profile(id).map_err(catalog)?;
+                cache.insert(id.clone(), p.clone());
+                p
+            }
+        },
+    };
+    Ok(ConnectionTableView::of(t, profile.as_ref()))
+}
+
+/// `GET /connection_tables`: one page, newest first.
+pub fn list_tables(
+    session: &Session,
+    params: &PaginationQueryParams,
+) -> Result<ConnectionTableCollection, ApiError> {
+    let limit = params.limit.unwrap_or(DEFAULT_PAGE_SIZE);
+    if limit < 1 {
+        return Err(ApiError::body("Limit must be greater than 0"));
+    }
+    if limit as u64 > MAX_PAGE_SIZE as u64 {
+        return Err(ApiError::body(format!(
+            "Limit must be at most {MAX_PAGE_SIZE}"
+        )));
+    }
+    let store = session.store().as_ref();
+    let after = match params.starting_after.as_deref().filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => Some(TableId::parse(s).ok_or_else(|| {
+            ApiError::body(format!(
+                "starting_after must be a table id (ct_...), not '{}'",
+                tributary_types::limits::shorten(s)
+            ))
+        })?),
+    };
+    let (page, has_more) = store.tables_page(after.as_ref(), limit as usize).map_err(
+        |e| match e {
+            tributary_catalog::CatalogError::NotFound { name, .. } => ApiError::body(format!(
+                "starting_after names no table: '{name}'"
+            ))
+            .with_hint(
+                "Start from the first page, or pass the id of the last table of the page before.",
+            ),
+            other => catalog(other),
+        },
+    )?;
+    let mut cache = HashMap::new();
+    let data = page
+        .iter()
+        .map(|t| view(store, t, &mut cache))
+        .collect::<Result<_, _>>()?;
+    Ok(ConnectionTableCollection { data, has_more })
+}
+
+/// `GET /connection_tables/{id}`.
+pub fn get_table(session: &Session, key: &str) -> Result<ConnectionTableView, ApiError> {
+    let store = session.store().as_ref();
+    let t = find_table(store, key)?;
+    view(store, &t, &mut HashMap::new())
+}
+
+/// `GET /connection_tables/{id}/create_sql`: the `SHOW CREATE TABLE` text.
+pub fn create_sql(session: &Session, key: &str) -> Result<String, ApiError> {
+    get_table(session, key).map(|v| v.create_sql)
+}
+
+/// The statement a table body stands for.
+pub(crate) fn body_statement(
+    session: &Session,
+    post: &ConnectionTablePost,
+    schema_override: Option<&SchemaPost>,
+    validate: bool,
+) -> Result<WrittenStatement, ApiError> {
+    if post.name.trim().is_empty() {
+        return Err(ApiError::body("'name' must not be empty")
+            .with_hint("Give the table a name, unique among tables."));
+    }
+    let profile = profile_name(
+        session.store().as_ref(),
+        post.connection_profile_id.as_deref(),
+    )?;
+    let parsed;
+    let schema = match schema_override {
+        Some(s) => Some(s),
+        None => {
+            parsed = match &post.schema {
+                Some(v) => SchemaPost::from_value(v, "schema")?,
+                None => None,
+            };
+            parsed.as_ref()
+        }
+    };
+    Ok(table_statement(
+        &post.name,
+        &post.connector,
+        profile.as_deref(),
+        &post.config,
+        schema,
+        if validate {
+            post.validate.as_ref()
+        } else {
+            None
+        },
+    ))
+}
+
+/// `POST /connection_tables`: `CREATE TABLE` from the body.
+pub async fn create_table(
+    session: &Session,
+    post: &ConnectionTablePost,
+) -> Result<ConnectionTableView, ApiError> {
+    let stmt = body_statement(session, post, None, true)?;
+    let result = run_written(session, &stmt).await?;
+    let store = session.store().as_ref();
+    let stored = store
+        .table_by_name(&post.name)
+        .map_err(catalog)?
+        .ok_or_else(|| ApiError::internal("the table was stored but cannot be read back"))?;
+    let mut v = view(store, &stored, &mut HashMap::new())?;
+    v.warnings = warnings(&result.warnings, &stmt);
+    Ok(v)
+}
+
+/// `DELETE /connection_tables/{id}`: `DROP TABLE`.
+pub async fn delete_table(session: &Session, key: &str) -> Result<(), ApiError> {
+    let t = find_table(session.store().as_ref(), key)?;
+    let mut stmt = WrittenStatement::new();
+    stmt.push(&format!("DROP TABLE {}", ident(&t.name)), "/id");
+    run_written(session, &stmt).await.map(|_| ())
+}
+
+/// `PATCH /connection_tables/{id}`: the stored definition with the patch applied (a new
+/// name, another profile, options set or removed with `null`, a replacement schema),
+/// validated whole like a new table and stored under the same id.
+pub async fn patch_table(
+    session: &Session,
+    key: &str,
+    patch: &ConnectionTablePatch,
+) -> Result<ConnectionTableView, ApiError> {
+    let store = session.store().as_ref();
+    let t = find_table(store, key)?;
+    let profile = match &patch.connection_profile_id {
+        Some(k) => profile_name(store, Some(k))?,
+        None => match &t.profile {
+            Some(id) => store.profile(id).map_err(catalog)?.map(|p| p.name),
+            None => None,
+        },
+    };
+    let mut parts = table_parts_of(&t, profile.as_deref());
+    let changes = config_options(&t.connector, &patch.config, true);
+    parts
+        .options
+        .retain(|(k, _, _)| !changes.removed.contains(k));
+    for (k, v) in changes.options {
+        match parts.options.iter_mut().find(|(key, _, _)| *key == k) {
+            Some(slot) => slot.1 = v,
+            None => parts.options.push((k, v, "/config".into())),
+        }
+    }
+    let mut read_only = Vec::new();
+    if let Some(v) = &patch.schema
+        && let Some(schema) = SchemaPost::from_value(v, "schema")?
+    {
+        set_schema(&mut parts, &schema, &mut read_only);
+    }
+    let name = patch.name.clone().unwrap_or_else(|| t.name.clone());
+    if name.trim().is_empty() {
+        return Err(ApiError::body("'name' must not be empty"));
+    }
+    let mut stmt = parts.statement(&name);
+    stmt.ignored = changes
+        .ignored
+        .iter()
+        .map(|p| format!("/config{p}"))
+        .collect();
+    stmt.read_only = read_only;
+    let result = session
+        .replace_table(&t.id, &stmt.sql)
+        .await
+        .map_err(|e| body_error(&e, &stmt))?;
+    let stored = store
+        .table(&t.id)
+        .map_err(catalog)?
+        .ok_or_else(|| ApiError::not_found("Connection table"))?;
+    let mut v = view(store, &stored, &mut HashMap::new())?;
+    v.warnings = warnings(&result.warnings, &stmt);
+    Ok(v)
+}
