@@ -17,6 +17,6 @@ mod store;
 pub use error::{CatalogError, Result};
 pub use ids::{new_profile_id, new_table_id, now_micros};
 pub use overlay::OverlayStore;
-pub use sled_files::LockWait;
+pub use sled_files::{LockWait, ServerNotice};
 pub use sled_store::SledStore;
 pub use store::{CatalogStore, Change, ObjectKind};

@@ -16,6 +16,10 @@ pub(crate) const LOCK_FILE: &str = "tributary.lock";
 /// shared while a snapshot is copied, so a copy never sees half a commit.
 pub(crate) const COMMIT_LOCK_FILE: &str = "tributary.commit.lock";
 
+/// Written by `tributary serve` while it holds the catalog: its address and process id,
+/// so a command that finds the catalog taken can say which server has it.
+pub(crate) const SERVER_FILE: &str = "tributary.server";
+
 /// How often a waiting process tries the lock again.
 const RETRY: Duration = Duration::from_millis(100);
 
@@ -54,6 +58,7 @@ impl LockWait<'_> {
                 Busy::Taken if started.elapsed() >= self.timeout => {
                     return Err(CatalogError::InUse {
                         path: path.to_path_buf(),
+                        server: announced_server(path),
                     });
                 }
                 Busy::Taken => {
@@ -92,7 +97,14 @@ pub(crate) fn lock_catalog(path: &Path, wait: LockWait<'_>) -> Result<File> {
     let lock = private_file(&path.join(LOCK_FILE)).map_err(io)?;
     wait.retry(path, || match lock.try_lock_exclusive() {
         Ok(()) => Busy::Done(Ok(())),
-        Err(_) => Busy::Taken,
+        // A server keeps the catalog until it stops: waiting for it is pointless.
+        Err(_) => match announced_server(path) {
+            Some(url) => Busy::Done(Err(CatalogError::InUse {
+                path: path.to_path_buf(),
+                server: Some(url),
+            })),
+            None => Busy::Taken,
+        },
     })?;
     Ok(lock)
 }
@@ -201,4 +213,41 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// While alive, tells other processes that the server at `url` (this process) holds
+/// the catalog; dropping it withdraws the notice.
+#[derive(Debug)]
+pub struct ServerNotice {
+    file: PathBuf,
+}
+
+impl ServerNotice {
+    /// Announce that this process serves the catalog at `path` on `url`. Call it once
+    /// the catalog is open (its lock held).
+    pub fn announce(path: &Path, url: &str) -> std::io::Result<Self> {
+        let file = path.join(SERVER_FILE);
+        let tmp = path.join(format!("{SERVER_FILE}.tmp"));
+        std::fs::write(&tmp, format!("{url}\n{}\n", std::process::id()))?;
+        set_mode(&tmp, 0o600)?;
+        std::fs::rename(&tmp, &file)?;
+        Ok(Self { file })
+    }
+}
+
+impl Drop for ServerNotice {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+/// The address of the server holding the catalog at `path`, if its notice is there and
+/// its process still runs (a server that crashed leaves a stale notice, ignored).
+pub(crate) fn announced_server(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path.join(SERVER_FILE)).ok()?;
+    let mut lines = text.lines();
+    let url = lines.next()?.trim().to_string();
+    let pid: u32 = lines.next()?.trim().parse().ok()?;
+    let alive = Path::new(&format!("/proc/{pid}")).exists();
+    (alive && !url.is_empty()).then_some(url)
 }

@@ -545,6 +545,13 @@ impl CatalogStore for SledStore {
         self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    fn flush(&self) -> Result<()> {
+        self.db
+            .flush()
+            .map(|_| ())
+            .map_err(|e| storage_error(&self.path, e))
+    }
+
     fn tables_page(
         &self,
         after: Option<&TableId>,

@@ -81,6 +81,11 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
         let page: Vec<ConnectionTable> = all.into_iter().skip(start).take(limit).collect();
         Ok((page, rest > limit))
     }
+    /// Make everything applied so far durable (every `apply` already is; a server calls
+    /// this once more as it stops).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
     /// A number that changes whenever a batch is applied, so callers can cache what
     /// they read (the REST server caches rendered pages).
     fn generation(&self) -> u64;

@@ -24,6 +24,21 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub allow_file_writes: bool,
 
+    /// Send `run`, `check` and `repl` statements to the Tributary server at this URL
+    /// (`http://127.0.0.1:8000`) instead of opening a catalog.
+    #[arg(long, global = true, env = "TRIBUTARY_SERVER", value_name = "URL")]
+    pub server: Option<String>,
+
+    /// The API token: sent to `--server`, or (with `serve`, repeatable) accepted by it.
+    #[arg(
+        long,
+        global = true,
+        env = "TRIBUTARY_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Vec<String>,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -50,6 +65,38 @@ pub enum Command {
     Check(Input),
     /// An interactive SQL shell.
     Repl,
+    /// Serve the REST API (Arroyo-compatible) over the catalog.
+    Serve(ServeArgs),
+}
+
+/// `tributary serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8000", value_name = "ADDR")]
+    pub bind: std::net::SocketAddr,
+
+    /// A file of accepted API tokens, one per line ('#' starts a comment); tokens also
+    /// come from --token and TRIBUTARY_TOKENS (comma-separated).
+    #[arg(long, value_name = "PATH")]
+    pub tokens_file: Option<PathBuf>,
+
+    /// Accept requests without a token (allowed only on a loopback address).
+    #[arg(long)]
+    pub no_auth: bool,
+
+    /// How log lines are written to standard error (filter them with RUST_LOG).
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    pub log_format: LogFormatArg,
+}
+
+/// Log line formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// Human-readable text.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Where SQL comes from.

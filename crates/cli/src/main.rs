@@ -4,10 +4,13 @@
 //! usage or I/O errors (including a catalog that cannot be opened).
 
 mod args;
+mod executor;
 mod output;
+mod remote;
 mod render;
 mod repl;
 mod script;
+mod serve;
 mod store;
 
 use args::{Cli, Command};
@@ -21,10 +24,14 @@ fn main() -> ExitCode {
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     // Statements run one after another, so one thread serves them; idle worker threads
     // of a multi-threaded runtime cost about 0.1 ms of wake-ups per DDL statement here.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // A server serves many clients at once: it gets a worker per core.
+    let runtime = match &cli.command {
+        Command::Serve(_) => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    }
+    .enable_all()
+    .build();
+    let runtime = match runtime {
         Ok(r) => r,
         Err(e) => {
             output::err_line(&format!("error: cannot start the runtime: {e}"));
@@ -36,6 +43,12 @@ fn main() -> ExitCode {
             Command::Run(input) => script::run(&cli, input, tributary_sql::Mode::Run).await,
             Command::Check(input) => script::run(&cli, input, tributary_sql::Mode::Check).await,
             Command::Repl => repl::run(&cli).await,
+            Command::Serve(args) if cli.server.is_some() => {
+                let _ = args;
+                output::err_line("error: --server sends statements to a server; `serve` runs one");
+                2
+            }
+            Command::Serve(args) => serve::run(&cli, args).await,
         }
     });
     ExitCode::from(code)

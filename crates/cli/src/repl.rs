@@ -2,6 +2,7 @@
 //! holds statements with their secrets) and statements that may span lines until a `;`.
 
 use crate::args::Cli;
+use crate::executor::Executor;
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
 use rustyline::DefaultEditor;
@@ -10,7 +11,7 @@ use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
-use tributary_sql::{Mode, Session, TestEvent};
+use tributary_sql::{Mode, TestEvent};
 
 const HELP: &str = "Enter SQL statements ending with ';'. Statements: CREATE/ALTER/DROP CONNECTION PROFILE, CREATE/DROP TABLE, SHOW TABLES, SHOW CONNECTION PROFILES, SHOW CONNECTORS, DESCRIBE [CONNECTOR|CONNECTION PROFILE] name, SHOW CREATE TABLE name, EXPLAIN SELECT ...\nCommands: \\q quits, \\h (or \\?) shows this help, \\c clears the current input.";
 
@@ -41,20 +42,18 @@ fn meta(line: &str) -> Option<Meta> {
 
 /// Run the shell until end of input or `\q`.
 pub async fn run(cli: &Cli) -> u8 {
-    let store = match crate::store::open(cli) {
-        Ok(s) => s,
+    let mut executor = match Executor::open(cli, Mode::Run) {
+        Ok(e) => e,
         Err(e) => {
             err_line(&format!("error: {e}"));
             return 2;
         }
     };
-    let mut session = Session::new(store);
-    if cli.allow_file_writes {
-        session = session.allow_file_writes();
-    }
     // Connection tests can take seconds; at a terminal each stage is shown as it ends.
-    if std::io::stderr().is_terminal() {
-        session = session.with_progress(Arc::new(|e: &TestEvent| {
+    if let Executor::Local(session) = &mut executor
+        && std::io::stderr().is_terminal()
+    {
+        session.set_progress(Arc::new(|e: &TestEvent| {
             err_line(&format!(
                 "  … {} {}: {} ({} ms)",
                 e.stage, e.outcome, e.message, e.elapsed_ms
@@ -131,7 +130,7 @@ pub async fn run(cli: &Cli) -> u8 {
                 // Ctrl-C cancels the statement running (a connection test, say): its
                 // future is dropped, which closes its connections, and a statement
                 // stores nothing until its test has passed.
-                let ran = session.run_script_with(&text, Mode::Run, |outcome| {
+                let ran = executor.run_script_with(&text, Mode::Run, |outcome| {
                     match &outcome {
                         Ok(r) => {
                             renderer.diagnostics(&r.warnings);
@@ -144,7 +143,11 @@ pub async fn run(cli: &Cli) -> u8 {
                     ControlFlow::Continue(())
                 });
                 tokio::select! {
-                    _ = ran => {}
+                    r = ran => {
+                        if let Err(e) = r {
+                            err_line(&format!("error: {e}"));
+                        }
+                    }
                     _ = tokio::signal::ctrl_c() => {
                         err_line("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
                     }

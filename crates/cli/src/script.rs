@@ -1,11 +1,12 @@
 //! `tributary run` and `tributary check`.
 
 use crate::args::{Cli, Input};
+use crate::executor::Executor;
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
 use std::io::Read;
 use std::ops::ControlFlow;
-use tributary_sql::{Mode, Session};
+use tributary_sql::Mode;
 use tributary_types::limits::MAX_SCRIPT_BYTES;
 
 /// Read the script, run or check it, print each statement's result as it completes; the
@@ -18,26 +19,18 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
             return 2;
         }
     };
-    let store = match mode {
-        Mode::Run => crate::store::open(cli),
-        Mode::Check => crate::store::open_overlay(cli),
-    };
-    let store = match store {
-        Ok(s) => s,
+    let executor = match Executor::open(cli, mode) {
+        Ok(e) => e,
         Err(e) => {
             err_line(&format!("error: {e}"));
             return 2;
         }
     };
-    let mut session = Session::new(store);
-    if cli.allow_file_writes {
-        session = session.allow_file_writes();
-    }
     let renderer = Renderer::new(cli.format, &name, &text);
     let mut out = Stdout::default();
     // Each result is printed (and flushed) as its statement completes, so what was
     // printed is what has been stored.
-    let summary = session
+    let summary = executor
         .run_script_with(&text, mode, |outcome| {
             match &outcome {
                 Ok(r) => {
@@ -51,6 +44,13 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
             ControlFlow::Continue(())
         })
         .await;
+    let summary = match summary {
+        Ok(s) => s,
+        Err(e) => {
+            err_line(&format!("error: {e}"));
+            return 2;
+        }
+    };
     if out.closed() {
         // The reader went away (`| head`): stop quietly, as a pipeline expects.
         return 0;

@@ -53,6 +53,12 @@ pub fn open_overlay(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
 
 fn describe(e: tributary_catalog::CatalogError, cli: &Cli) -> String {
     match e {
+        tributary_catalog::CatalogError::InUse {
+            server: Some(ref url),
+            ..
+        } => format!(
+            "{e}\n  help: Send the statements to the server with `tributary --server {url} run ...` (or `repl`), or stop the server first."
+        ),
         tributary_catalog::CatalogError::InUse { .. } => format!(
             "{e} (waited {:?})\n  help: Close the other Tributary process, wait longer with --lock-timeout, or pass --catalog with another path.",
             cli.lock_timeout

@@ -16,6 +16,8 @@ pub enum ApiStatus {
     Unauthorized,
     /// 404: no such profile or table.
     NotFound,
+    /// 405: the route has no such method.
+    MethodNotAllowed,
     /// 409: the name is taken, or the object is in use.
     Conflict,
     /// 413: the body is too large.
@@ -37,6 +39,7 @@ impl ApiStatus {
             ApiStatus::BadRequest => 400,
             ApiStatus::Unauthorized => 401,
             ApiStatus::NotFound => 404,
+            ApiStatus::MethodNotAllowed => 405,
             ApiStatus::Conflict => 409,
             ApiStatus::PayloadTooLarge => 413,
             ApiStatus::UnsupportedMediaType => 415,

@@ -63,11 +63,13 @@ fn event_message(e: &TestEvent) -> TestSourceMessage {
 /// `POST /connection_tables/test`: validate the body as `CREATE TABLE` would (an
 /// invalid one is an error, returned before any event), then test it, streaming each
 /// stage's event and ending with the verdict (and, for sources, the decoded sample rows).
-/// The whole test is bounded by [`MAX_TEST_SECONDS`].
+/// The whole test is bounded by `max` (at most [`MAX_TEST_SECONDS`]).
 pub async fn test_table(
     session: Arc<Session>,
     post: &ConnectionTablePost,
+    max: Duration,
 ) -> Result<(TestSourceMessage, TestStream), ApiError> {
+    let max = max.min(Duration::from_secs(MAX_TEST_SECONDS));
     let stmt = body_statement(&session, post, None, false)?;
     let name = post.name.clone();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -82,9 +84,10 @@ pub async fn test_table(
             testing::DEFAULT_TIMEOUT,
             Some(progress),
         );
-        let last = match tokio::time::timeout(Duration::from_secs(MAX_TEST_SECONDS), run).await {
+        let last = match tokio::time::timeout(max, run).await {
             Err(_) => Ok(TestSourceMessage::fail(format!(
-                "the connection test of table '{name}' took longer than {MAX_TEST_SECONDS} s and was stopped"
+                "the connection test of table '{name}' took longer than {} s and was stopped",
+                max.as_secs_f64()
             ))),
             Ok(Err(e)) => Err(body_error(&e, &stmt)),
             Ok(Ok(tested)) => {

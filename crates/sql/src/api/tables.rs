@@ -96,8 +96,11 @@ pub fn list_tables(
             ))
         })?),
     };
-    let (page, has_more) = store.tables_page(after.as_ref(), limit as usize).map_err(
-        |e| match e {
+    let (page, has_more) =
+        store
+            .tables_page(after.as_ref(), limit as usize)
+            .map_err(|e| {
+                match e {
             tributary_catalog::CatalogError::NotFound { name, .. } => ApiError::body(format!(
                 "starting_after names no table: '{name}'"
             ))
@@ -105,8 +108,8 @@ pub fn list_tables(
                 "Start from the first page, or pass the id of the last table of the page before.",
             ),
             other => catalog(other),
-        },
-    )?;
+        }
+            })?;
     let mut cache = HashMap::new();
     let data = page
         .iter()

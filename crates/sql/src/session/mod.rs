@@ -125,6 +125,11 @@ impl Session {
         self
     }
 
+    /// Report each connection test event to `progress` from now on.
+    pub fn set_progress(&mut self, progress: testing::Progress) {
+        self.progress = Some(progress);
+    }
+
     /// The DataFusion context, for running DataFusion APIs against the catalog.
     pub fn context(&self) -> &SessionContext {
         &self.ctx

@@ -1,0 +1,85 @@
+//! Health, the connector catalog, Arroyo's pipeline-side endpoints (empty: Tributary runs
+//! no pipelines), query validation, `POST /sql` and the OpenAPI document.
+
+use crate::json::{ApiJson, ApiQuery};
+use crate::reply::{Answer, json, json_bytes};
+use crate::state::AppState;
+use axum::extract::State;
+use tributary_sql::api::{
+    ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, PaginationQueryParams,
+    QueryValidationResult, SqlPost, SqlResponse, ValidateQueryPost,
+};
+
+/// Whether the server is up.
+#[utoipa::path(get, path = "/v1/ping", tag = "system",
+    responses((status = 200, description = "Always \"Pong\"", body = String)))]
+pub(crate) async fn ping() -> Answer {
+    Ok(json(&"Pong"))
+}
+
+/// The user-defined functions: none yet.
+#[utoipa::path(get, path = "/v1/udfs", tag = "udfs",
+    responses((status = 200, body = EmptyCollection)))]
+pub(crate) async fn udfs() -> Answer {
+    Ok(json(&EmptyCollection { data: vec![] }))
+}
+
+/// Jobs: none (Tributary runs no pipelines).
+#[utoipa::path(get, path = "/v1/jobs", tag = "pipelines",
+    responses((status = 200, body = EmptyCollection)))]
+pub(crate) async fn jobs() -> Answer {
+    Ok(json(&EmptyCollection { data: vec![] }))
+}
+
+/// Pipelines: none (Tributary runs no pipelines).
+#[utoipa::path(get, path = "/v1/pipelines", tag = "pipelines",
+    params(PaginationQueryParams),
+    responses((status = 200, body = EmptyPage), (status = 400, body = ErrorResp)))]
+pub(crate) async fn pipelines(ApiQuery(params): ApiQuery<PaginationQueryParams>) -> Answer {
+    // Accepted for Arroyo's clients; there is nothing to page through.
+    let _ = params;
+    Ok(json(&EmptyPage {
+        data: vec![],
+        has_more: false,
+    }))
+}
+
+/// Every connector, with its table and profile JSON Schemas as text.
+#[utoipa::path(get, path = "/v1/connectors", tag = "connectors",
+    responses((status = 200, body = ConnectorCollection)))]
+pub(crate) async fn connectors(State(state): State<AppState>) -> Answer {
+    Ok(json_bytes(state.connectors.clone()))
+}
+
+/// Check statements against the catalog, as `tributary check` does (nothing stored,
+/// nothing connected); a `graph` in the answer means the query is valid.
+#[utoipa::path(post, path = "/v1/pipelines/validate_query", tag = "pipelines",
+    request_body = ValidateQueryPost,
+    responses((status = 200, body = QueryValidationResult), (status = 400, body = ErrorResp)))]
+pub(crate) async fn validate_query(
+    State(state): State<AppState>,
+    ApiJson(post): ApiJson<ValidateQueryPost>,
+) -> Answer {
+    let store = std::sync::Arc::clone(state.session.store());
+    Ok(json(
+        &tributary_sql::api::validate_query(store, &post).await,
+    ))
+}
+
+/// Run (or check) SQL statements, as `tributary run -c` (or `check`) does.
+#[utoipa::path(post, path = "/v1/sql", tag = "sql",
+    request_body = SqlPost,
+    responses((status = 200, description = "Each statement's result; failures are in the results", body = SqlResponse),
+        (status = 400, body = ErrorResp)))]
+pub(crate) async fn sql(State(state): State<AppState>, ApiJson(post): ApiJson<SqlPost>) -> Answer {
+    Ok(json(
+        &tributary_sql::api::run_sql(&state.session, &post).await?,
+    ))
+}
+
+/// This API's OpenAPI 3.1 document.
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "system",
+    responses((status = 200, description = "The OpenAPI document", body = Object)))]
+pub(crate) async fn openapi_json() -> Answer {
+    Ok(json(&crate::openapi::openapi()))
+}

@@ -1,0 +1,150 @@
+//! The route table: every endpoint, mounted under `/api/v1` (Arroyo's URLs) and `/v1`
+//! (the seed's), behind request logging and bearer authentication. The table is data, so
+//! a test can check it against the OpenAPI document both ways.
+
+use crate::auth::require_token;
+use crate::cache::PageCache;
+use crate::handlers::{misc, profiles, tables};
+use crate::logging::log_request;
+use crate::reply::Failure;
+use crate::state::{AppState, ServerConfig};
+use axum::Router;
+use axum::http::Method;
+use axum::routing::{MethodRouter, on};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tributary_sql::Session;
+use tributary_sql::api::ApiError;
+
+/// A route: method, path under `/v1`, handler.
+type Route = (Method, &'static str, fn() -> MethodRouter<AppState>);
+
+macro_rules! route {
+    ($method:ident, $path:literal, $handler:path) => {
+        (Method::$method, $path, || {
+            on(axum::routing::MethodFilter::$method, $handler)
+        })
+    };
+}
+
+/// Every route, as (method, path under `/v1`).
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/ping"),
+    ("GET", "/udfs"),
+    ("GET", "/jobs"),
+    ("GET", "/pipelines"),
+    ("POST", "/pipelines/validate_query"),
+    ("GET", "/connectors"),
+    ("GET", "/connection_profiles"),
+    ("POST", "/connection_profiles"),
+    ("POST", "/connection_profiles/test"),
+    ("GET", "/connection_profiles/{id}"),
+    ("PATCH", "/connection_profiles/{id}"),
+    ("DELETE", "/connection_profiles/{id}"),
+    ("GET", "/connection_profiles/{id}/autocomplete"),
+    ("GET", "/connection_tables"),
+    ("POST", "/connection_tables"),
+    ("POST", "/connection_tables/test"),
+    ("POST", "/connection_tables/schemas/test"),
+    ("POST", "/connection_tables/schemas/infer"),
+    ("GET", "/connection_tables/{id}"),
+    ("PATCH", "/connection_tables/{id}"),
+    ("DELETE", "/connection_tables/{id}"),
+    ("GET", "/connection_tables/{id}/create_sql"),
+    ("POST", "/sql"),
+    ("GET", "/openapi.json"),
+];
+
+fn table() -> Vec<Route> {
+    vec![
+        route!(GET, "/ping", misc::ping),
+        route!(GET, "/udfs", misc::udfs),
+        route!(GET, "/jobs", misc::jobs),
+        route!(GET, "/pipelines", misc::pipelines),
+        route!(POST, "/pipelines/validate_query", misc::validate_query),
+        route!(GET, "/connectors", misc::connectors),
+        route!(GET, "/connection_profiles", profiles::list),
+        route!(POST, "/connection_profiles", profiles::create),
+        route!(POST, "/connection_profiles/test", profiles::test),
+        route!(GET, "/connection_profiles/{id}", profiles::get),
+        route!(PATCH, "/connection_profiles/{id}", profiles::patch),
+        route!(DELETE, "/connection_profiles/{id}", profiles::delete),
+        route!(
+            GET,
+            "/connection_profiles/{id}/autocomplete",
+            profiles::autocomplete
+        ),
+        route!(GET, "/connection_tables", tables::list),
+        route!(POST, "/connection_tables", tables::create),
+        route!(POST, "/connection_tables/test", tables::test),
+        route!(POST, "/connection_tables/schemas/test", tables::test_schema),
+        route!(
+            POST,
+            "/connection_tables/schemas/infer",
+            tables::infer_schema
+        ),
+        route!(GET, "/connection_tables/{id}", tables::get),
+        route!(PATCH, "/connection_tables/{id}", tables::patch),
+        route!(DELETE, "/connection_tables/{id}", tables::delete),
+        route!(
+            GET,
+            "/connection_tables/{id}/create_sql",
+            tables::create_sql
+        ),
+        route!(POST, "/sql", misc::sql),
+        route!(GET, "/openapi.json", misc::openapi_json),
+    ]
+}
+
+/// The application: every route under `/api/v1` and `/v1`, for `session`.
+pub fn router(session: Arc<Session>, config: ServerConfig) -> Router {
+    let connectors = serde_json::to_vec(&tributary_sql::api::connectors())
+        .map(bytes::Bytes::from)
+        .unwrap_or_default();
+    let state = AppState {
+        session,
+        tests: Arc::new(Semaphore::new(config.max_concurrent_tests)),
+        config: Arc::new(config),
+        cache: Arc::new(PageCache::default()),
+        connectors,
+    };
+    let mut v1: Router<AppState> = Router::new();
+    for (method, path, handler) in table() {
+        debug_assert!(ROUTES.contains(&(method.as_str(), path)));
+        v1 = v1.route(path, handler());
+    }
+    let v1 = v1
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed);
+    Router::new()
+        .nest("/api/v1", v1.clone())
+        .nest("/v1", v1)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_token,
+        ))
+        .layer(axum::middleware::from_fn(log_request))
+        .with_state(state)
+}
+
+async fn not_found(uri: axum::http::Uri) -> Failure {
+    Failure(
+        ApiError::not_found(format!(
+            "No route for '{}'",
+            tributary_types::limits::shorten(uri.path())
+        ))
+        .with_hint("The API lives under /api/v1 (or /v1); /api/v1/openapi.json lists it."),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Failure {
+    Failure(ApiError::new(
+        tributary_sql::api::ApiStatus::MethodNotAllowed,
+        "method_not_allowed",
+        format!(
+            "{method} is not allowed on '{}'",
+            tributary_types::limits::shorten(uri.path())
+        ),
+    ))
+}
