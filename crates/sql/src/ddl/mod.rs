@@ -18,7 +18,8 @@ pub(crate) use columns::all_arrow_fields;
 pub use generic::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
 pub(crate) use profile::{alter_profile, build_profile, drop_profile, lookup as lookup_profile};
 pub(crate) use registry::{
-    FetchedSchema, fetch_registry_schema, register_sink_schema, registry_not_fetched,
+    FetchedSchema, fetch_registry_schema, plan_sink_registration, register_sink_schema,
+    registry_not_fetched,
 };
 pub(crate) use table::build_table;
 

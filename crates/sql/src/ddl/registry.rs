@@ -216,26 +216,41 @@ pub(crate) async fn fetch_registry_schema(
     }))
 }
 
-/// Give a sink writing registry-framed messages the schema id its messages carry: the one
-/// pinned with `schema_registry.id`, or the id the registry assigns when its writer schema
-/// (the Avro schema, or a JSON Schema of its columns) is registered under its subject. The
-/// id (and subject) are recorded on the table.
-pub(crate) async fn register_sink_schema(
+/// What a sink writing registry-framed messages needs from the registry, decided without
+/// connecting.
+pub(crate) enum SinkRegistration {
+    /// Not a sink, or its format does not frame messages for a registry.
+    Nothing,
+    /// The id is pinned with `schema_registry.id`.
+    Pinned(u32),
+    /// The writer schema must be registered under `subject`.
+    Register {
+        settings: Settings,
+        subject: String,
+        schema_type: SchemaType,
+        schema: String,
+        span: Span,
+    },
+}
+
+/// Check what a sink asks of the registry, without connecting: a pinned id, or a
+/// configured registry and a writer schema to register (`check`, offline sessions and
+/// profile changes use this alone).
+pub(crate) fn plan_sink_registration(
     store: &dyn CatalogStore,
     stmt: &CreateTable,
-    table: &mut ConnectionTable,
-) -> Result<(), Vec<Diagnostic>> {
+    table: &ConnectionTable,
+) -> Result<SinkRegistration, Vec<Diagnostic>> {
     if table.connection_type != ConnectionType::Sink {
-        return Ok(());
+        return Ok(SinkRegistration::Nothing);
     }
     let opt = |key: &str| stmt.options.iter().find(|o| o.key == key);
     let physical: Vec<SourceField> = table.schema.physical_fields().cloned().collect();
-    let (flag, schema_type, schema, schema_id) = match &mut table.schema.format {
+    let (flag, schema_type, schema) = match &table.schema.format {
         Some(Format::Avro(a)) if a.confluent_schema_registry => (
             "avro.confluent_schema_registry",
             SchemaType::Avro,
             a.reader_schema.clone(),
-            &mut a.schema_id,
         ),
         Some(Format::Json(j)) if j.confluent_schema_registry => (
             "json.confluent_schema_registry",
@@ -247,29 +262,20 @@ pub(crate) async fn register_sink_schema(
                 )
                 .to_string(),
             ),
-            &mut j.schema_id,
         ),
         Some(Format::Protobuf(p)) if p.confluent_schema_registry => (
             "protobuf.confluent_schema_registry",
             SchemaType::Protobuf,
             None,
-            &mut p.schema_id,
         ),
-        _ => return Ok(()),
+        _ => return Ok(SinkRegistration::Nothing),
     };
     let span = opt(flag).map(|o| o.key_span).unwrap_or(stmt.with_span);
     if let Some(pin) = opt("schema_registry.id") {
-        let id = match pinned(None, Some(pin)).map_err(|d| vec![d])? {
-            Pin::Id(id) => id,
-            Pin::Version(_) => return Ok(()),
-        };
-        *schema_id = Some(id);
-        table.registry = Some(RegistrySource {
-            subject: None,
-            version: None,
-            id,
+        return Ok(match pinned(None, Some(pin)).map_err(|d| vec![d])? {
+            Pin::Id(id) => SinkRegistration::Pinned(id),
+            Pin::Version(_) => SinkRegistration::Nothing,
         });
-        return Ok(());
     }
     let Some(schema) = schema else {
         return Err(vec![
@@ -294,18 +300,54 @@ pub(crate) async fn register_sink_schema(
     let subject = match (opt("value.subject"), opt("topic")) {
         (Some(s), _) => s.value.as_text(),
         (None, Some(t)) => format!("{}-value", t.value.as_text()),
-        (None, None) => return Ok(()),
+        (None, None) => return Ok(SinkRegistration::Nothing),
     };
-    let (endpoint, auth) = settings.resolve().map_err(|d| vec![d.with_span(span)])?;
-    let client = RegistryClient::new(&endpoint, auth, DEFAULT_TIMEOUT)
-        .map_err(|e| vec![registry_error(e, &subject, span)])?;
-    let id = client
-        .register(&subject, schema_type, &schema, &[])
-        .await
-        .map_err(|e| vec![registry_error(e, &subject, span)])?;
-    *schema_id = Some(id);
+    Ok(SinkRegistration::Register {
+        settings,
+        subject,
+        schema_type,
+        schema,
+        span,
+    })
+}
+
+/// Give a sink writing registry-framed messages the schema id its messages carry: the one
+/// pinned with `schema_registry.id`, or the id the registry assigns when its writer schema
+/// (the Avro schema, or a JSON Schema of its columns) is registered under its subject. The
+/// id (and subject) are recorded on the table.
+pub(crate) async fn register_sink_schema(
+    store: &dyn CatalogStore,
+    stmt: &CreateTable,
+    table: &mut ConnectionTable,
+) -> Result<(), Vec<Diagnostic>> {
+    let (id, subject) = match plan_sink_registration(store, stmt, table)? {
+        SinkRegistration::Nothing => return Ok(()),
+        SinkRegistration::Pinned(id) => (id, None),
+        SinkRegistration::Register {
+            settings,
+            subject,
+            schema_type,
+            schema,
+            span,
+        } => {
+            let (endpoint, auth) = settings.resolve().map_err(|d| vec![d.with_span(span)])?;
+            let client = RegistryClient::new(&endpoint, auth, DEFAULT_TIMEOUT)
+                .map_err(|e| vec![registry_error(e, &subject, span)])?;
+            let id = client
+                .register(&subject, schema_type, &schema, &[])
+                .await
+                .map_err(|e| vec![registry_error(e, &subject, span)])?;
+            (id, Some(subject))
+        }
+    };
+    match &mut table.schema.format {
+        Some(Format::Avro(a)) => a.schema_id = Some(id),
+        Some(Format::Json(j)) => j.schema_id = Some(id),
+        Some(Format::Protobuf(p)) => p.schema_id = Some(id),
+        _ => {}
+    }
     table.registry = Some(RegistrySource {
-        subject: Some(subject),
+        subject,
         version: None,
         id,
     });
@@ -314,7 +356,7 @@ pub(crate) async fn register_sink_schema(
 
 /// The registry's endpoint and credentials for the table, as written: `{{ VAR }}`
 /// references are resolved only when connecting.
-struct Settings {
+pub(crate) struct Settings {
     endpoint: Option<String>,
     key: Option<String>,
     secret: Option<String>,

@@ -285,8 +285,14 @@ impl Session {
             };
             let state = self.ctx.state_ref();
             let state = state.read();
+            // The table must still build, and still find the registry it reads its schema
+            // from or registers its writer schema with (checked without connecting).
             let built = crate::deep::on_deep_stack(|| {
                 build_table(&overlay, &state, &create, None, table.registry.is_some())
+            })
+            .and_then(|(rebuilt, _)| {
+                crate::ddl::registry_not_fetched(&overlay, &create)?;
+                crate::ddl::plan_sink_registration(&overlay, &create, &rebuilt)
             });
             if let Err(diags) = built
                 && let Some(first) = diags.into_iter().find(Diagnostic::is_error)

@@ -1,0 +1,12 @@
+//! The REST API through its router, without TCP: Arroyo's request and response shapes,
+//! authentication on every route, every limit, the lifecycle of profiles and tables, and
+//! the OpenAPI document against the routes served. One test binary (each links
+//! DataFusion).
+
+#![allow(clippy::unwrap_used)] // Tests panic on failure.
+
+mod common;
+mod contract;
+mod guards;
+mod lifecycle;
+mod openapi;
