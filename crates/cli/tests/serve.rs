@@ -101,7 +101,7 @@ impl Redis {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args([
                 "--requirepass",
@@ -121,6 +121,8 @@ impl Redis {
             }
             std::thread::sleep(Duration::from_millis(25));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("redis-server did not start on port {port}");
     }
 
@@ -296,6 +298,22 @@ fn a_served_catalog_lives_through_a_restart_and_serves_the_cli() {
     let last = events.last().unwrap();
     assert_eq!(last["done"], true, "{}", r.body);
     assert!(events.iter().all(|e| e["error"] == false), "{}", r.body);
+    // One event per stage, each named, none repeated; the verdict last.
+    let stages: Vec<&str> = events[..events.len() - 1]
+        .iter()
+        .map(|e| {
+            e["stage"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no stage: {e}"))
+        })
+        .collect();
+    let mut unique = stages.clone();
+    unique.dedup();
+    assert_eq!(stages, unique, "{}", r.body);
+    assert!(
+        stages.contains(&"connect") && stages.contains(&"authenticate"),
+        "{stages:?}"
+    );
     assert!(
         events[..events.len() - 1]
             .iter()

@@ -19,6 +19,19 @@ pub struct ConfigOptions {
     pub ignored: Vec<String>,
     /// Options set to `null` (a PATCH removing them).
     pub removed: Vec<String>,
+    /// Where in the config each option came from (a JSON Pointer), so a diagnostic about
+    /// the option can name the field.
+    pub origins: BTreeMap<String, String>,
+    /// For an ignored path whose last key is close to an option (a misspelling), that
+    /// option's name: SQL key or JSON field, in the style the path used.
+    pub suggestions: BTreeMap<String, String>,
+}
+
+impl ConfigOptions {
+    /// The JSON Pointer of the config field option `key` came from, when known.
+    pub fn origin(&self, key: &str) -> Option<&str> {
+        self.origins.get(key).map(String::as_str)
+    }
 }
 
 /// The WITH options a JSON `config` stands for, by the connector's `specs`.
@@ -45,9 +58,18 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
         if sql_style && value.is_null() {
             out.removed.push(key.clone());
             consumed.insert(format!("/{}", escape(key)));
-        } else if sql_style && let Some(v) = option_value(value, ValueKind::Auto) {
+        } else if sql_style
+            && let Some(v) = option_value(
+                value,
+                specs
+                    .iter()
+                    .find(|s| s.key == key && s.kind == ValueKind::Field)
+                    .map_or(ValueKind::Auto, |s| s.kind),
+            )
+        {
             given.insert(key.clone(), v);
             consumed.insert(format!("/{}", escape(key)));
+            out.origins.insert(key.clone(), format!("/{}", escape(key)));
         }
     }
     // 2. Values at the specs' pointers.
@@ -71,6 +93,8 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
                 {
                     given.insert(spec.key.to_string(), option);
                     consumed.insert(pointer.to_string());
+                    out.origins
+                        .insert(spec.key.to_string(), pointer.to_string());
                 }
             }
             Target::Prefixed { pointer, .. } => {
@@ -79,6 +103,10 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
                         if let Some(option) = option_value(v, ValueKind::Auto) {
                             given.insert(format!("{}{k}", spec.key), option);
                             consumed.insert(format!("{pointer}/{}", escape(k)));
+                            out.origins.insert(
+                                format!("{}{k}", spec.key),
+                                format!("{pointer}/{}", escape(k)),
+                            );
                         }
                     }
                     consumed.insert(pointer.to_string());
@@ -89,6 +117,8 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
                     for (i, v) in items.iter().enumerate() {
                         if let Some(option) = option_value(v, ValueKind::Auto) {
                             given.insert(format!("{}{i}", spec.key), option);
+                            out.origins
+                                .insert(format!("{}{i}", spec.key), format!("{pointer}/{i}"));
                         }
                     }
                     consumed.insert(pointer.to_string());
@@ -133,6 +163,9 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
                 for (v, pointer) in spec.creates {
                     if v == value {
                         consumed.insert((*pointer).to_string());
+                        out.origins
+                            .entry(spec.key.to_string())
+                            .or_insert_with(|| (*pointer).to_string());
                     }
                 }
             }
@@ -146,8 +179,28 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
         }
     }
     out.options.extend(given);
-    // 5. Ignored: leaves under no consumed pointer.
+    // 5. Ignored: leaves under no consumed pointer, with the option each may have meant.
     leaves(config, "", &consumed, &mut out.ignored);
+    let names: Vec<&str> = specs
+        .iter()
+        .flat_map(|s| {
+            let field = match s.target {
+                Target::Pointer(p)
+                | Target::Prefixed { pointer: p, .. }
+                | Target::Indexed { pointer: p, .. } => p.rsplit('/').next(),
+                Target::Selector { .. } => None,
+            };
+            std::iter::once(s.key).chain(field)
+        })
+        .collect();
+    for path in &out.ignored {
+        let last = path.rsplit('/').next().unwrap_or_default();
+        if let Some(near) = tributary_types::closest(last, names.iter().copied())
+            && near != last
+        {
+            out.suggestions.insert(path.clone(), near.to_string());
+        }
+    }
     out
 }
 
@@ -159,6 +212,15 @@ fn option_value(v: &Value, kind: ValueKind) -> Option<OptionValue> {
         _ => None,
     };
     match kind {
+        // Column names are written bare, as SQL wants them; a name that needs quoting stays
+        // a string (accepted, with the deprecation warning SQL gives it).
+        ValueKind::Field => {
+            if let Value::String(s) = v
+                && plain_identifier(s)
+            {
+                return Some(OptionValue::Identifier(s.clone()));
+            }
+        }
         ValueKind::IntervalSeconds => return interval("SECOND"),
         ValueKind::IntervalMillis => return interval("MILLISECOND"),
         ValueKind::IntervalMicros => return interval("MICROSECOND"),
@@ -188,6 +250,15 @@ fn option_value(v: &Value, kind: ValueKind) -> Option<OptionValue> {
         ),
         Value::Null => return None,
     })
+}
+
+/// Whether `name` reads the same written bare: lower case letters, digits and `_`.
+fn plain_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The JSON Pointer escaping of one key.
@@ -241,6 +312,44 @@ mod tests {
 
     fn keys(c: &ConfigOptions) -> Vec<String> {
         c.options.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    #[test]
+    fn column_names_are_written_bare_and_origins_kept() {
+        let c = table_options(
+            "redis",
+            json!({"connectorType": {"target": {"keyPrefix": "p:", "keyColumn": "id"}}}),
+        );
+        assert!(
+            keys(&c).contains(&"target.key_column=id".to_string()),
+            "{:?}",
+            keys(&c)
+        );
+        assert_eq!(
+            c.origin("target.key_column"),
+            Some("/connectorType/target/keyColumn")
+        );
+        // A name that needs quoting stays a string.
+        let c = table_options(
+            "redis",
+            json!({"target.key_column": "Order Id", "target.key_prefix": "p:"}),
+        );
+        assert!(
+            keys(&c).contains(&"target.key_column='Order Id'".to_string()),
+            "{:?}",
+            keys(&c)
+        );
+        assert_eq!(c.origin("target.key_column"), Some("/target.key_column"));
+    }
+
+    #[test]
+    fn near_misses_are_suggested() {
+        let c = table_options("kafka", json!({"topik": "t", "__meta": {"x": 1}}));
+        assert_eq!(
+            c.suggestions.get("/topik").map(String::as_str),
+            Some("topic")
+        );
+        assert_eq!(c.suggestions.len(), 1, "{:?}", c.suggestions);
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub struct WrittenStatement {
     origins: Vec<(u64, u64, String)>,
     /// Input paths nothing used (config keys no option produces).
     pub ignored: Vec<String>,
+    /// For ignored paths that look misspelt: the option meant.
+    pub hints: std::collections::BTreeMap<String, String>,
     /// Read-only fields given in the body (Arroyo's responses carry them), not used.
     pub read_only: Vec<String>,
     line: u64,
@@ -26,6 +28,18 @@ impl WrittenStatement {
         Self {
             line: 1,
             ..Default::default()
+        }
+    }
+
+    /// Record the config keys `options` ignored (paths under `/config`), with the option
+    /// each may have meant.
+    pub(crate) fn ignore_config(&mut self, options: &tributary_connectors::ConfigOptions) {
+        for p in &options.ignored {
+            let path = format!("/config{p}");
+            if let Some(near) = options.suggestions.get(p) {
+                self.hints.insert(path.clone(), near.clone());
+            }
+            self.ignored.push(path);
         }
     }
 

@@ -277,8 +277,47 @@ async fn errors_keep_arroyos_error_field_and_add_where() {
     let e = r.json();
     assert!(e["error"].as_str().unwrap().contains("event_rate"), "{e}");
     assert_eq!(e["code"], "invalid_definition");
-    assert_eq!(e["path"], "/config");
+    assert_eq!(e["path"], "/config/event_rate");
     assert!(e["hint"].is_string(), "{e}");
+    // A nested field is named by its own path.
+    app.sql("CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = '127.0.0.1:1', validate = false)").await;
+    let table = |config: Value| {
+        json!({"name": "t", "connector": "kafka", "connection_profile_id": "k", "config": config,
+               "schema": {"format": {"type": "json"}, "fields": [{"name": "id", "type": "string", "required": true}]}})
+    };
+    let r = app
+        .post(
+            "/api/v1/connection_tables",
+            table(json!({"topic": "x", "type": {"offset": "sometimes"}})),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(r.json()["path"], "/config/type/offset", "{}", r.text());
+    // A key no option has is ignored with a warning, and a near miss says what was meant.
+    let r = app
+        .post(
+            "/api/v1/connection_tables",
+            table(json!({"topic": "x", "type": "source", "topik": "y", "__meta": {"step": 2}})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let w = r.json()["warnings"].clone();
+    let topik = w
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["path"] == "/config/topik")
+        .unwrap();
+    assert_eq!(topik["hint"], "Did you mean 'topic'?", "{w}");
+    let meta = w
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["path"] == "/config/__meta")
+        .unwrap();
+    assert!(meta.get("hint").is_none(), "{w}");
+    app.call("DELETE", "/api/v1/connection_tables/t", None)
+        .await;
     let r = app
         .post(
             "/api/v1/connection_tables",

@@ -91,7 +91,14 @@ pub async fn test_table(
             ))),
             Ok(Err(e)) => Err(body_error(&e, &stmt)),
             Ok(Ok(tested)) => {
-                for note in tested.notes.iter().filter(|n| !n.is_error()) {
+                // Stage notes repeat the events already streamed; send only the others.
+                let repeats = |n: &Diagnostic| {
+                    tested
+                        .events
+                        .iter()
+                        .any(|e| n.message.starts_with(&format!("{}: ", e.stage)))
+                };
+                for note in tested.notes.iter().filter(|n| !n.is_error() && !repeats(n)) {
                     let _ = tx.send(Ok(TestSourceMessage::info(note.message.clone())));
                 }
                 Ok(match &tested.failure {

@@ -221,14 +221,13 @@ pub async fn patch_profile(
     );
     for (k, v) in &options.options {
         stmt.raw(",\n");
-        stmt.push(&format!("  {}", option(k, v)), "/config");
+        stmt.push(
+            &format!("  {}", option(k, v)),
+            &crate::api::statements::config_path(&options, k),
+        );
     }
     stmt.raw("\n)");
-    stmt.ignored = options
-        .ignored
-        .iter()
-        .map(|p| format!("/config{p}"))
-        .collect();
+    stmt.ignore_config(&options);
     let result = session
         .alter_profile_by_id(&profile.id, &stmt.sql, &options.removed)
         .await

@@ -60,10 +60,14 @@ pub(crate) fn warnings(
         .map(|d| ApiDiagnostic::in_body(d, stmt.path_of(d)))
         .collect();
     out.extend(stmt.ignored.iter().map(|p| {
-        ApiDiagnostic::body_warning(
+        let mut w = ApiDiagnostic::body_warning(
             format!("'{p}' is not a setting of this connector and was ignored"),
             p.clone(),
-        )
+        );
+        if let Some(near) = stmt.hints.get(p) {
+            w.hint = Some(format!("Did you mean '{near}'?"));
+        }
+        w
     }));
     out.extend(stmt.read_only.iter().map(|p| {
         ApiDiagnostic::body_warning(

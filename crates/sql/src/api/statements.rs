@@ -60,6 +60,14 @@ pub(crate) fn config_options(
     out
 }
 
+/// The body path of option `key`: the config field it came from, else `/config`.
+pub(crate) fn config_path(options: &ConfigOptions, key: &str) -> String {
+    match options.origin(key) {
+        Some(pointer) => format!("/config{pointer}"),
+        None => "/config".to_string(),
+    }
+}
+
 fn json_option(v: &serde_json::Value) -> Option<OptionValue> {
     Some(match v {
         serde_json::Value::String(s) => OptionValue::String(s.clone()),
@@ -89,18 +97,17 @@ pub fn profile_statement(
     );
     for (key, value) in &options.options {
         s.raw(",\n");
-        s.push(&format!("  {}", option(key, value)), "/config");
+        s.push(
+            &format!("  {}", option(key, value)),
+            &config_path(&options, key),
+        );
     }
     if let Some(v) = validate {
         s.raw(",\n");
         s.push(&format!("  validate = {v}"), "/validate");
     }
     s.raw("\n)");
-    s.ignored = options
-        .ignored
-        .iter()
-        .map(|p| format!("/config{p}"))
-        .collect();
+    s.ignore_config(&options);
     s
 }
 
@@ -133,9 +140,8 @@ pub fn table_parts(
     config: &serde_json::Value,
     schema: Option<&SchemaPost>,
     validate: Option<&serde_json::Value>,
-    ignored: &mut Vec<String>,
     read_only: &mut Vec<String>,
-) -> TableParts {
+) -> (TableParts, ConfigOptions) {
     let mut parts = TableParts::default();
     parts.options.push((
         "connector".into(),
@@ -150,13 +156,19 @@ pub fn table_parts(
         ));
     }
     let options = config_options(connector, config, true);
+    let paths: Vec<String> = options
+        .options
+        .iter()
+        .map(|(k, _)| config_path(&options, k))
+        .collect();
     parts.options.extend(
         options
             .options
+            .clone()
             .into_iter()
-            .map(|(k, v)| (k, v, "/config".to_string())),
+            .zip(paths)
+            .map(|((k, v), path)| (k, v, path)),
     );
-    ignored.extend(options.ignored.iter().map(|p| format!("/config{p}")));
     if let Some(schema) = schema {
         set_schema(&mut parts, schema, read_only);
     }
@@ -165,7 +177,7 @@ pub fn table_parts(
             .options
             .push(("validate".into(), v, "/validate".into()));
     }
-    parts
+    (parts, options)
 }
 
 /// `CREATE TABLE` for a table body.
@@ -177,18 +189,11 @@ pub fn table_statement(
     schema: Option<&SchemaPost>,
     validate: Option<&serde_json::Value>,
 ) -> WrittenStatement {
-    let (mut ignored, mut read_only) = (Vec::new(), Vec::new());
-    let parts = table_parts(
-        connector,
-        profile,
-        config,
-        schema,
-        validate,
-        &mut ignored,
-        &mut read_only,
-    );
+    let mut read_only = Vec::new();
+    let (parts, options) =
+        table_parts(connector, profile, config, schema, validate, &mut read_only);
     let mut s = parts.statement(name);
-    s.ignored = ignored;
+    s.ignore_config(&options);
     s.read_only = read_only;
     s
 }
@@ -384,7 +389,9 @@ mod tests {
         };
         assert_eq!(at(1).as_deref(), Some("/name"));
         assert_eq!(at(3).as_deref(), Some("/connection_profile_id"));
-        assert_eq!(at(5).as_deref(), Some("/config"));
+        assert_eq!(at(4).as_deref(), Some("/config/topic"));
+        assert_eq!(at(5).as_deref(), Some("/config/type"));
+        assert_eq!(at(6).as_deref(), Some("/config/source.offset"));
         assert_eq!(at(7).as_deref(), Some("/schema/format"));
         assert_eq!(at(8).as_deref(), Some("/schema/definition"));
     }

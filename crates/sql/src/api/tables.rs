@@ -6,7 +6,7 @@ use super::bodies::{ConnectionTablePatch, ConnectionTablePost, PaginationQueryPa
 use super::error::ApiError;
 use super::profiles::{catalog, find_profile};
 use super::run::{body_error, run_written, warnings};
-use super::statements::{config_options, set_schema, table_statement};
+use super::statements::{config_options, config_path, set_schema, table_statement};
 use super::views::{ConnectionTableCollection, ConnectionTableView};
 use crate::session::Session;
 use crate::sql_text::{WrittenStatement, ident, table_parts_of};
@@ -217,10 +217,14 @@ pub async fn patch_table(
     parts
         .options
         .retain(|(k, _, _)| !changes.removed.contains(k));
-    for (k, v) in changes.options {
+    for (k, v) in changes.options.clone() {
+        let path = config_path(&changes, &k);
         match parts.options.iter_mut().find(|(key, _, _)| *key == k) {
-            Some(slot) => slot.1 = v,
-            None => parts.options.push((k, v, "/config".into())),
+            Some(slot) => {
+                slot.1 = v;
+                slot.2 = path;
+            }
+            None => parts.options.push((k, v, path)),
         }
     }
     let mut read_only = Vec::new();
@@ -234,11 +238,7 @@ pub async fn patch_table(
         return Err(ApiError::body("'name' must not be empty"));
     }
     let mut stmt = parts.statement(&name);
-    stmt.ignored = changes
-        .ignored
-        .iter()
-        .map(|p| format!("/config{p}"))
-        .collect();
+    stmt.ignore_config(&changes);
     stmt.read_only = read_only;
     let result = session
         .replace_table(&t.id, &stmt.sql)
