@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p tributary-server --bench rest` (options: `--seconds N` per scenario,
 //! default 5; `--rss-seconds N` for the memory run, default 60; `--tables N`, default
-//! 10,000).
+//! 10,000; `--only get|post|rss` for one part).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // A benchmark program.
 
@@ -27,6 +27,8 @@ const PROFILE: &str = "prod";
 const COLUMNS: &str = "c0 BIGINT, c1 TEXT, c2 BIGINT, c3 TEXT, c4 BIGINT, c5 TEXT, c6 BIGINT, c7 TEXT, c8 BIGINT, ts TIMESTAMP(3) NOT NULL, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND";
 
 struct Args {
+    /// Run one part only: `get`, `post` or `rss`.
+    only: Option<String>,
     seconds: u64,
     rss_seconds: u64,
     tables: usize,
@@ -34,6 +36,7 @@ struct Args {
 
 fn args() -> Args {
     let mut a = Args {
+        only: None,
         seconds: 5,
         rss_seconds: 60,
         tables: 10_000,
@@ -44,6 +47,7 @@ fn args() -> Args {
         match arg.as_str() {
             "--seconds" => a.seconds = value(i).unwrap_or(a.seconds),
             "--rss-seconds" => a.rss_seconds = value(i).unwrap_or(a.rss_seconds),
+            "--only" => a.only = argv.get(i + 1).cloned(),
             "--tables" => a.tables = value(i).unwrap_or(a.tables as u64) as usize,
             _ => {}
         }
@@ -327,7 +331,8 @@ fn main() {
             connectors.len(),
         ),
     ];
-    for (label, path, bare_path, bytes) in gets {
+    let runs = |part: &str| args.only.as_deref().is_none_or(|o| o == part);
+    for (label, path, bare_path, bytes) in gets.into_iter().filter(|_| runs("get")) {
         let (u, p) = (url.clone(), path.clone());
         let ours = client_rt.block_on(load(clients, secs, move |h, _, _| {
             h.get(format!("{u}{p}")).bearer_auth(TOKEN)
@@ -357,7 +362,7 @@ fn main() {
         "| `POST /api/v1/connection_tables` (kafka via profile, validate false), durable | creates/s | p50 ms | p99 ms | errors |"
     );
     println!("|---|---|---|---|---|");
-    for (run, clients) in [(0, 1usize), (1, 16)] {
+    for (run, clients) in [(0, 1usize), (1, 16)].into_iter().filter(|_| runs("post")) {
         let (u, pid) = (url.clone(), profile_id.clone());
         let created = client_rt.block_on(load(clients, secs, move |h, c, n| {
             h.post(format!("{u}/api/v1/connection_tables"))
@@ -376,6 +381,9 @@ fn main() {
     }
 
     // Memory: a mixed read load for `rss_seconds`, RSS sampled every tenth of the run.
+    if !runs("rss") {
+        return;
+    }
     println!();
     let start_rss = rss_mib();
     let mut samples = vec![format!("{start_rss:.0}")];
