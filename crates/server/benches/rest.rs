@@ -4,7 +4,8 @@
 //!
 //! `cargo bench -p tributary-server --bench rest` (options: `--seconds N` per scenario,
 //! default 5; `--rss-seconds N` for the memory run, default 60; `--tables N`, default
-//! 10,000; `--only get|post|rss` for one part).
+//! 10,000; `--only get|post|rss` for one part; `--url URL --pid PID` to load a
+//! `tributary serve` running as its own process and sample its RSS alone).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // A benchmark program.
 
@@ -29,6 +30,9 @@ const COLUMNS: &str = "c0 BIGINT, c1 TEXT, c2 BIGINT, c3 TEXT, c4 BIGINT, c5 TEX
 struct Args {
     /// Run one part only: `get`, `post` or `rss`.
     only: Option<String>,
+    /// A server running as its own process, and its pid (`--url`, `--pid`).
+    url: Option<String>,
+    pid: Option<String>,
     seconds: u64,
     rss_seconds: u64,
     tables: usize,
@@ -37,6 +41,8 @@ struct Args {
 fn args() -> Args {
     let mut a = Args {
         only: None,
+        url: None,
+        pid: None,
         seconds: 5,
         rss_seconds: 60,
         tables: 10_000,
@@ -48,6 +54,8 @@ fn args() -> Args {
             "--seconds" => a.seconds = value(i).unwrap_or(a.seconds),
             "--rss-seconds" => a.rss_seconds = value(i).unwrap_or(a.rss_seconds),
             "--only" => a.only = argv.get(i + 1).cloned(),
+            "--url" => a.url = argv.get(i + 1).cloned(),
+            "--pid" => a.pid = argv.get(i + 1).cloned(),
             "--tables" => a.tables = value(i).unwrap_or(a.tables as u64) as usize,
             _ => {}
         }
@@ -214,8 +222,9 @@ async fn serve(app: Router) -> String {
     url
 }
 
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// The resident set of process `pid` (`self` for this one), in MiB.
+fn rss_mib(pid: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -244,6 +253,9 @@ fn table_body(name: &str, profile_id: &str) -> Value {
 
 fn main() {
     let args = args();
+    if let (Some(url), Some(pid)) = (&args.url, &args.pid) {
+        return external(url, pid, args.rss_seconds);
+    }
     // The server runs on its own two-thread runtime, as `tributary serve` would here; the
     // load generator on another, so both compete for the machine's two cores.
     let server_rt = tokio::runtime::Builder::new_multi_thread()
@@ -385,30 +397,66 @@ fn main() {
         return;
     }
     println!();
-    let start_rss = rss_mib();
-    let mut samples = vec![format!("{start_rss:.0}")];
-    let step = Duration::from_secs(args.rss_seconds.max(10) / 10);
+    rss_run(&client_rt, &url, TOKEN, &table_id, "self", args.rss_seconds);
+}
+
+/// A mixed read load for `seconds` against `url`, sampling the RSS of process `pid`
+/// every tenth of the run.
+fn rss_run(
+    client_rt: &tokio::runtime::Runtime,
+    url: &str,
+    token: &str,
+    table_id: &str,
+    pid: &str,
+    seconds: u64,
+) {
+    let mut samples = vec![format!("{:.0}", rss_mib(pid))];
+    let step = Duration::from_secs(seconds.max(10) / 10);
     let mut total = 0u64;
     let mut errors = 0u64;
     for _ in 0..10 {
-        let u = url.clone();
-        let t = table_id.clone();
+        let (u, t, token) = (url.to_string(), table_id.to_string(), token.to_string());
         let s = client_rt.block_on(load(16, step, move |h, c, n| {
             let path = match (c as u64 + n) % 3 {
                 0 => "/api/v1/connection_tables?limit=10".to_string(),
                 1 => format!("/api/v1/connection_tables/{t}"),
                 _ => "/api/v1/connectors".to_string(),
             };
-            h.get(format!("{u}{path}")).bearer_auth(TOKEN)
+            h.get(format!("{u}{path}")).bearer_auth(&token)
         }));
         total += s.ok;
         errors += s.errors;
-        samples.push(format!("{:.0}", rss_mib()));
+        samples.push(format!("{:.0}", rss_mib(pid)));
     }
     println!(
-        "RSS over {} s of mixed GETs ({total} requests, {errors} errors), MiB every {} s: {}",
+        "RSS of process {pid} over {} s of mixed GETs ({total} requests, {errors} errors), MiB every {} s: {}",
         step.as_secs() * 10,
         step.as_secs(),
         samples.join(", ")
     );
+}
+
+/// `--url URL --pid PID`: load a server running as its own process (a real `tributary
+/// serve`, token in `TRIBUTARY_TOKEN`) and sample that process's RSS alone.
+fn external(url: &str, pid: &str, seconds: u64) {
+    let client_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let token = std::env::var("TRIBUTARY_TOKEN").expect("set TRIBUTARY_TOKEN");
+    let first: Value = client_rt.block_on(async {
+        let r = reqwest::Client::new()
+            .get(format!("{url}/api/v1/connection_tables?limit=1"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .expect("get");
+        serde_json::from_slice(&r.bytes().await.expect("body")).expect("json")
+    });
+    let table_id = first["data"][0]["id"]
+        .as_str()
+        .expect("a table")
+        .to_string();
+    rss_run(&client_rt, url, &token, &table_id, pid, seconds);
 }
