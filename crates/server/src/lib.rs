@@ -31,5 +31,5 @@ mod state;
 pub use auth::{Auth, AuthError};
 pub use logging::{LogFormat, init_logging};
 pub use openapi::openapi;
-pub use routes::{ROUTES, router};
+pub use routes::{router, routes};
 pub use state::ServerConfig;

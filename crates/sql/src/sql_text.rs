@@ -98,6 +98,23 @@ pub(crate) struct TableParts {
 }
 
 impl TableParts {
+    /// Add the `connector` and `connection_profile` options, from the body fields
+    /// that carry them.
+    pub fn set_connection(&mut self, connector: &str, profile: Option<&str>) {
+        self.options.push((
+            "connector".into(),
+            OptionValue::String(connector.into()),
+            "/connector".into(),
+        ));
+        if let Some(p) = profile {
+            self.options.push((
+                "connection_profile".into(),
+                OptionValue::String(p.into()),
+                "/connection_profile_id".into(),
+            ));
+        }
+    }
+
     /// Write `CREATE TABLE name (...) WITH (...)`.
     pub fn statement(&self, name: &str) -> WrittenStatement {
         let mut s = WrittenStatement::new();
@@ -228,18 +245,7 @@ pub(crate) fn table_parts_of(t: &ConnectionTable, profile: Option<&str>) -> Tabl
             "/schema/primary_keys".into(),
         ));
     }
-    parts.options.push((
-        "connector".into(),
-        OptionValue::String(t.connector.clone()),
-        "/connector".into(),
-    ));
-    if let Some(p) = profile {
-        parts.options.push((
-            "connection_profile".into(),
-            OptionValue::String(p.into()),
-            "/connection_profile_id".into(),
-        ));
-    }
+    parts.set_connection(&t.connector, profile);
     for o in &t.options {
         if o.key == "connector" || o.key == "connection_profile" {
             continue;

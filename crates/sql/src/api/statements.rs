@@ -143,18 +143,7 @@ pub fn table_parts(
     read_only: &mut Vec<String>,
 ) -> (TableParts, ConfigOptions) {
     let mut parts = TableParts::default();
-    parts.options.push((
-        "connector".into(),
-        OptionValue::String(connector.into()),
-        "/connector".into(),
-    ));
-    if let Some(p) = profile {
-        parts.options.push((
-            "connection_profile".into(),
-            OptionValue::String(p.into()),
-            "/connection_profile_id".into(),
-        ));
-    }
+    parts.set_connection(connector, profile);
     let options = config_options(connector, config, true);
     let paths: Vec<String> = options
         .options

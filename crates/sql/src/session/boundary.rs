@@ -10,6 +10,24 @@ use tributary_types::{Diagnostic, REDACTED, bound_diagnostics, redact_text};
 /// Bound a statement's diagnostics (its errors, or its warnings on success), and redact
 /// them: the secret values written in `statement` (its text) and credentials inside any
 /// value.
+/// A handler's result as the statement's sealed outcome: the span added, then sealed.
+pub(super) fn sealed(
+    handled: super::outcome::Handled,
+    span: tributary_types::Span,
+    statement: &str,
+) -> Outcome {
+    let mut outcome = match handled {
+        Ok(reply) => Ok(super::outcome::StatementResult {
+            span,
+            output: reply.output,
+            warnings: reply.warnings,
+        }),
+        Err(diagnostics) => Err(super::outcome::StatementError { span, diagnostics }),
+    };
+    seal(&mut outcome, statement);
+    outcome
+}
+
 pub(super) fn seal(outcome: &mut Outcome, statement: &str) {
     match outcome {
         Ok(r) => seal_diagnostics(&mut r.warnings, statement),

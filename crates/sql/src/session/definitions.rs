@@ -5,7 +5,7 @@
 //! They run the same builders and probes as the statements, and their diagnostics pass
 //! the same boundary.
 
-use super::outcome::{Mode, Outcome, Reply, StatementError, StatementResult};
+use super::outcome::{Mode, Outcome, Reply, StatementError};
 use super::{Session, boundary};
 use crate::ddl::{alter_profile, build_profile, build_table, catalog_diagnostic};
 use crate::parser::ast::{Name, ParsedStatement, Statement};
@@ -172,15 +172,7 @@ impl Session {
                 Diagnostic::error("expected CREATE TABLE").with_span(span),
             ]),
         };
-        let mut outcome = handled
-            .map(|reply| StatementResult {
-                span,
-                output: reply.output,
-                warnings: reply.warnings,
-            })
-            .map_err(|diagnostics| StatementError { span, diagnostics });
-        boundary::seal(&mut outcome, &stmt.text);
-        outcome
+        boundary::sealed(handled, span, &stmt.text)
     }
 
     /// Change the profile `id` as `sql` (an `ALTER CONNECTION PROFILE ... SET`) says,
@@ -216,15 +208,7 @@ impl Session {
                 Diagnostic::error("expected ALTER CONNECTION PROFILE").with_span(span),
             ]),
         };
-        let mut outcome = handled
-            .map(|reply| StatementResult {
-                span,
-                output: reply.output,
-                warnings: reply.warnings,
-            })
-            .map_err(|diagnostics| StatementError { span, diagnostics });
-        boundary::seal(&mut outcome, &stmt.text);
-        outcome
+        boundary::sealed(handled, span, &stmt.text)
     }
 
     /// `ALTER CONNECTION PROFILE`, with `removed` options dropped, checked against the

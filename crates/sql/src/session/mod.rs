@@ -297,16 +297,7 @@ impl Session {
             } => self.test_table(name, *limit, timeout, mode).await,
             Statement::Query => self.run_query(stmt, mode).await,
         };
-        let mut outcome = match handled {
-            Ok(reply) => Ok(StatementResult {
-                span,
-                output: reply.output,
-                warnings: reply.warnings,
-            }),
-            Err(diagnostics) => Err(StatementError { span, diagnostics }),
-        };
-        boundary::seal(&mut outcome, &stmt.text);
-        outcome
+        boundary::sealed(handled, span, &stmt.text)
     }
 
     fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {
