@@ -70,6 +70,29 @@ fn bench_commit(c: &mut Criterion) {
                 .expect("apply")
         })
     });
+    // Sixteen writers at once, as the REST benchmark's clients: group commit shares
+    // flushes, so the time per create should fall well below one writer's.
+    let writers = 16;
+    let next = std::sync::atomic::AtomicUsize::new(1_000_000);
+    g.bench_function("sled_store_put_table_16_writers", |b| {
+        b.iter_custom(|iters| {
+            let per_writer = iters.div_ceil(writers);
+            let start = std::time::Instant::now();
+            std::thread::scope(|s| {
+                for _ in 0..writers {
+                    s.spawn(|| {
+                        for _ in 0..per_writer {
+                            let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            store
+                                .apply(vec![Change::PutTable(table(&profile, n))])
+                                .expect("apply");
+                        }
+                    });
+                }
+            });
+            start.elapsed() * iters as u32 / (per_writer * writers) as u32
+        })
+    });
     let raw_dir = tempfile::tempdir().expect("tempdir");
     let db = sled::open(raw_dir.path()).expect("sled");
     let value = vec![7u8; 1_500];

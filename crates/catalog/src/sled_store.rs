@@ -5,24 +5,25 @@
 //! table id -> empty: the order of pages), `deps` (profile id, NUL, table id -> empty) and
 //! `meta` (`format_version`). Lookups by name are two point reads; nothing is read at
 //! open (except once, to build the creation index of a catalog written before it existed).
-//! Writes run one at a time in one sled transaction over all trees, then wait for a group
-//! flush (`group_commit`) before `apply` returns. A lock file keeps other
+//! Writes are group-committed (`group_commit`): each batch is checked and turned into
+//! key writes on its own, then the batches of a group go into one sled transaction over
+//! all trees and one flush, before their `apply` calls return. A lock file keeps other
 //! processes out; `tributary check` reads a copy made between commits instead
 //! ([`SledStore::open_snapshot`]). Every file is owner-only (see `sled_files`).
 
 use crate::error::{CatalogError, Result};
-use crate::group_commit::GroupCommit;
+use crate::group_commit::{CommitQueue, GroupStorage};
 use crate::sled_files::{
     Busy, LockWait, commit_lock, copy_catalog, is_lock_conflict, lock_catalog, make_private,
 };
 use crate::store::{CatalogStore, Change, ObjectKind, name_key};
+use fs2::FileExt;
 use serde::de::DeserializeOwned;
-use sled::transaction::{ConflictableTransactionError, TransactionError};
+use sled::transaction::TransactionError;
 use sled::{Transactional, Tree};
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ProfileId, TableId,
 };
@@ -40,8 +41,7 @@ pub struct SledStore {
     table_names: Tree,
     tables_by_created: Tree,
     deps: Tree,
-    write_lock: Mutex<()>,
-    group: GroupCommit,
+    queue: CommitQueue,
     generation: std::sync::atomic::AtomicU64,
     // Held for the store's lifetime: the advisory lock that keeps other processes out.
     _lock: File,
@@ -89,8 +89,7 @@ impl SledStore {
             table_names: tree("table_names")?,
             tables_by_created: tree("tables_by_created")?,
             deps: tree("deps")?,
-            write_lock: Mutex::new(()),
-            group: GroupCommit::default(),
+            queue: CommitQueue::default(),
             generation: Default::default(),
             _lock: lock,
             commit,
@@ -521,24 +520,7 @@ impl CatalogStore for SledStore {
     }
 
     fn apply(&self, changes: Vec<Change>) -> Result<()> {
-        // No snapshot is copied while the batch is written and flushed.
-        let _committer = self.group.enter(&self.commit, &self.path)?;
-        let ticket = {
-            let _guard = self
-                .write_lock
-                .lock()
-                .map_err(|_| CatalogError::Storage("a previous write panicked".into()))?;
-            self.commit_batch(&changes)?;
-            self.generation
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            self.group.committed()?
-        };
-        self.group.wait_durable(ticket, || {
-            self.db
-                .flush()
-                .map(|_| ())
-                .map_err(|e| storage_error(&self.path, e))
-        })
+        self.queue.submit(self, changes)
     }
 
     fn generation(&self) -> u64 {
@@ -595,114 +577,158 @@ impl CatalogStore for SledStore {
     }
 }
 
+/// The trees a batch writes; a slot's number is its tree's place in the transaction of
+/// `GroupStorage::write` (see `SledStore::slot_trees`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Slot {
+    Profiles,
+    ProfileNames,
+    Tables,
+    TableNames,
+    Deps,
+    Created,
+}
+
+/// One key a checked batch writes.
+#[derive(Debug)]
+pub(crate) enum KeyWrite {
+    Insert(Slot, Vec<u8>, Vec<u8>),
+    Remove(Slot, Vec<u8>),
+}
+
 impl SledStore {
-    /// Check and write one batch in a sled transaction (not yet flushed).
-    fn commit_batch(&self, changes: &[Change]) -> Result<()> {
-        let (add, remove) = self.plan(changes)?;
-        // Old names of replaced objects, so a rename drops the stale index entry; old
-        // creation-index keys likewise.
-        let mut stale_names: Vec<(bool, String)> = Vec::new();
-        let mut stale_created: Vec<Vec<u8>> = Vec::new();
-        let mut encoded: Vec<(usize, Vec<u8>)> = Vec::new();
-        for (i, change) in changes.iter().enumerate() {
-            match change {
-                Change::PutProfile(p) => {
-                    if let Some(old) = self.profile(&p.id)? {
-                        stale_names.push((true, name_key(&old.name)));
-                    }
-                    encoded.push((i, encode(p)?));
-                }
-                Change::PutTable(t) => {
-                    if let Some(old) = self.table(&t.id)? {
-                        stale_names.push((false, name_key(&old.name)));
-                        stale_created.push(created_key(old.created_at, &old.id));
-                    }
-                    encoded.push((i, encode(t)?));
-                }
-                Change::DeleteProfile(id) => {
-                    if let Some(old) = self.profile(id)? {
-                        stale_names.push((true, name_key(&old.name)));
-                    }
-                }
-                Change::DeleteTable(id) => {
-                    if let Some(old) = self.table(id)? {
-                        stale_names.push((false, name_key(&old.name)));
-                        stale_created.push(created_key(old.created_at, &old.id));
-                    }
-                }
-            }
-        }
-        let trees = [
+    /// The trees in [`Slot`] order.
+    fn slot_trees(&self) -> [&Tree; 6] {
+        [
             &self.profiles,
             &self.profile_names,
             &self.tables,
             &self.table_names,
             &self.deps,
             &self.tables_by_created,
-        ];
+        ]
+    }
+
+    /// Check one batch against the committed state and turn it into key writes, in the
+    /// order they must happen (stale index entries go before new ones, so a rename to
+    /// the same name in another case keeps its index entry).
+    fn prepare(&self, changes: &[Change]) -> Result<Vec<KeyWrite>> {
+        use KeyWrite::{Insert, Remove};
+        let (add, remove) = self.plan(changes)?;
+        let mut writes = Vec::with_capacity(changes.len() * 4 + add.len() + remove.len());
+        for change in changes {
+            match change {
+                Change::PutProfile(p) => {
+                    if let Some(old) = self.profile(&p.id)? {
+                        writes.push(Remove(Slot::ProfileNames, name_key(&old.name).into()));
+                    }
+                }
+                Change::PutTable(t) => {
+                    if let Some(old) = self.table(&t.id)? {
+                        writes.push(Remove(Slot::TableNames, name_key(&old.name).into()));
+                        writes.push(Remove(Slot::Created, created_key(old.created_at, &old.id)));
+                    }
+                }
+                Change::DeleteProfile(id) => {
+                    if let Some(old) = self.profile(id)? {
+                        writes.push(Remove(Slot::ProfileNames, name_key(&old.name).into()));
+                    }
+                }
+                Change::DeleteTable(id) => {
+                    if let Some(old) = self.table(id)? {
+                        writes.push(Remove(Slot::TableNames, name_key(&old.name).into()));
+                        writes.push(Remove(Slot::Created, created_key(old.created_at, &old.id)));
+                    }
+                }
+            }
+        }
+        writes.extend(remove.into_iter().map(|k| Remove(Slot::Deps, k)));
+        for change in changes {
+            match change {
+                Change::PutProfile(p) => {
+                    writes.push(Insert(Slot::Profiles, p.id.as_str().into(), encode(p)?));
+                    writes.push(Insert(
+                        Slot::ProfileNames,
+                        name_key(&p.name).into(),
+                        index_value(p.id.as_str(), &p.name),
+                    ));
+                }
+                Change::PutTable(t) => {
+                    writes.push(Insert(Slot::Tables, t.id.as_str().into(), encode(t)?));
+                    writes.push(Insert(
+                        Slot::Created,
+                        created_key(t.created_at, &t.id),
+                        Vec::new(),
+                    ));
+                    writes.push(Insert(
+                        Slot::TableNames,
+                        name_key(&t.name).into(),
+                        index_value(t.id.as_str(), &t.name),
+                    ));
+                }
+                Change::DeleteProfile(id) => {
+                    writes.push(Remove(Slot::Profiles, id.as_str().into()));
+                }
+                Change::DeleteTable(id) => writes.push(Remove(Slot::Tables, id.as_str().into())),
+            }
+        }
+        writes.extend(add.into_iter().map(|k| Insert(Slot::Deps, k, Vec::new())));
+        Ok(writes)
+    }
+}
+
+impl GroupStorage for SledStore {
+    type Checked = Vec<KeyWrite>;
+
+    fn check(&self, changes: &[Change]) -> Result<Vec<KeyWrite>> {
+        self.prepare(changes)
+    }
+
+    /// Write a group of checked batches (whose keys are disjoint) in one transaction.
+    fn write(&self, group: Vec<Vec<KeyWrite>>) -> Result<()> {
+        let trees = self.slot_trees();
         let result: std::result::Result<(), TransactionError<()>> = trees[..].transaction(|t| {
-            let (profiles, profile_names, tables, table_names, deps, created) =
-                (&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]);
-            for k in &stale_created {
-                created.remove(k.as_slice())?;
-            }
-            for (is_profile, name) in &stale_names {
-                if *is_profile {
-                    profile_names.remove(name.as_bytes())?;
-                } else {
-                    table_names.remove(name.as_bytes())?;
-                }
-            }
-            for k in &remove {
-                deps.remove(k.as_slice())?;
-            }
-            let mut bytes = encoded.iter();
-            for change in changes {
-                match change {
-                    Change::PutProfile(p) => {
-                        let (_, b) = bytes
-                            .next()
-                            .ok_or(ConflictableTransactionError::Abort(()))?;
-                        profiles.insert(p.id.as_str().as_bytes(), b.as_slice())?;
-                        profile_names.insert(
-                            name_key(&p.name).as_bytes(),
-                            index_value(p.id.as_str(), &p.name),
-                        )?;
+            for write in group.iter().flatten() {
+                match write {
+                    KeyWrite::Insert(slot, key, value) => {
+                        t[*slot as usize].insert(key.as_slice(), value.as_slice())?;
                     }
-                    Change::PutTable(tb) => {
-                        let (_, b) = bytes
-                            .next()
-                            .ok_or(ConflictableTransactionError::Abort(()))?;
-                        tables.insert(tb.id.as_str().as_bytes(), b.as_slice())?;
-                        created.insert(created_key(tb.created_at, &tb.id), &[] as &[u8])?;
-                        table_names.insert(
-                            name_key(&tb.name).as_bytes(),
-                            index_value(tb.id.as_str(), &tb.name),
-                        )?;
-                    }
-                    Change::DeleteProfile(id) => {
-                        profiles.remove(id.as_str().as_bytes())?;
-                    }
-                    Change::DeleteTable(id) => {
-                        tables.remove(id.as_str().as_bytes())?;
+                    KeyWrite::Remove(slot, key) => {
+                        t[*slot as usize].remove(key.as_slice())?;
                     }
                 }
-            }
-            for k in &add {
-                deps.insert(k.as_slice(), &[] as &[u8])?;
             }
             Ok(())
         });
         match result {
-            Ok(()) => {}
-            Err(TransactionError::Abort(())) => {
-                return Err(CatalogError::Storage(
-                    "internal error: transaction aborted".into(),
-                ));
-            }
-            Err(TransactionError::Storage(e)) => return Err(storage_error(&self.path, e)),
-        }
+            Ok(()) => Ok(()),
+            Err(TransactionError::Abort(())) => Err(CatalogError::Storage(
+                "internal error: transaction aborted".into(),
+            )),
+            Err(TransactionError::Storage(e)) => Err(storage_error(&self.path, e)),
+        }?;
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        CatalogStore::flush(self)
+    }
+
+    fn hold(&self) -> Result<()> {
+        self.commit
+            .lock_exclusive()
+            .map_err(|source| CatalogError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    fn release(&self) {
+        // An unlock that fails leaves the lock to be dropped with the file; snapshot
+        // copies wait until then.
+        let _ = FileExt::unlock(&self.commit);
     }
 }
 

@@ -251,6 +251,116 @@ fn concurrent_writers_all_land_durably() {
     assert_eq!((page.len(), more), (200, false));
 }
 
+/// Tables written with [`keep_busy`].
+const BUSY: usize = 500;
+
+/// Once every racer is ready, write a batch large enough to take a while: the racers
+/// (who wait a moment after `start`) queue behind it and are checked as one group.
+fn keep_busy(store: &SledStore, round: usize, start: &std::sync::Barrier) {
+    let batch = (0..BUSY)
+        .map(|i| Change::PutTable(table(&format!("busy{round}_{i}"), None)))
+        .collect();
+    start.wait();
+    store.apply(batch).unwrap();
+}
+
+#[test]
+fn racing_creates_of_one_name_let_exactly_one_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    for round in 0..10 {
+        let name = format!("orders{round}");
+        let start = std::sync::Barrier::new(9);
+        let outcomes: Vec<_> = std::thread::scope(|s| {
+            s.spawn(|| keep_busy(&store, round, &start));
+            let handles: Vec<_> = (0..8)
+                .map(|w| {
+                    // Different cases of one name: the index is case-insensitive.
+                    let name = if w % 2 == 0 {
+                        name.clone()
+                    } else {
+                        name.to_uppercase()
+                    };
+                    let (store, start) = (&store, &start);
+                    s.spawn(move || {
+                        start.wait();
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        store.apply(vec![Change::PutTable(table(&name, None))])
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let won = outcomes.iter().filter(|o| o.is_ok()).count();
+        assert_eq!(won, 1, "round {round}: {outcomes:?}");
+        for lost in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+            assert!(matches!(lost, CatalogError::AlreadyExists { .. }), "{lost}");
+        }
+        assert!(store.table_by_name(&name).unwrap().is_some());
+    }
+    assert_eq!(store.table_names().unwrap().len(), 10 * (BUSY + 1));
+}
+
+#[test]
+fn dropping_a_profile_while_tables_are_created_on_it_never_leaves_one_dangling() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    for round in 0..10 {
+        let p = profile(&format!("p{round}"));
+        store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+        let start = std::sync::Barrier::new(8);
+        let (created, dropped) = std::thread::scope(|s| {
+            s.spawn(|| keep_busy(&store, 100 + round, &start));
+            let creates: Vec<_> = (0..6)
+                .map(|w| {
+                    let (store, id, start) = (&store, p.id.clone(), &start);
+                    s.spawn(move || {
+                        let t = table(&format!("r{round}_{w}"), Some(&id));
+                        start.wait();
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        store.apply(vec![Change::PutTable(t)])
+                    })
+                })
+                .collect();
+            let dropped = s.spawn(|| {
+                start.wait();
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                store.apply(vec![Change::DeleteProfile(p.id.clone())])
+            });
+            let created: Vec<_> = creates.into_iter().map(|h| h.join().unwrap()).collect();
+            (created, dropped.join().unwrap())
+        });
+        let users = store.dependents(&p.id).unwrap();
+        match dropped {
+            Ok(()) => {
+                assert!(store.profile(&p.id).unwrap().is_none());
+                assert!(
+                    users.is_empty(),
+                    "round {round}: {users:?} use a dropped profile"
+                );
+                // A create ordered after the drop is refused; one before it blocks it.
+                for refused in created.iter().filter_map(|c| c.as_ref().err()) {
+                    assert!(
+                        matches!(refused, CatalogError::NotFound { .. }),
+                        "{refused}"
+                    );
+                }
+                assert!(created.iter().all(|c| c.is_err()), "round {round}");
+            }
+            Err(CatalogError::ProfileInUse { .. }) => {
+                let made = created.iter().filter(|c| c.is_ok()).count();
+                assert!(made >= 1 && users.len() == made, "round {round}");
+            }
+            Err(other) => panic!("round {round}: {other}"),
+        }
+    }
+    for t in store.tables().unwrap() {
+        if let Some(p) = &t.profile {
+            assert!(store.profile(p).unwrap().is_some(), "{} dangles", t.name);
+        }
+    }
+}
+
 #[test]
 fn persists_across_reopen_and_locks_out_a_second_opener() {
     let dir = tempfile::tempdir().unwrap();

@@ -304,10 +304,8 @@ impl Session {
         if changes.is_empty() {
             return Ok(());
         }
-        self.shared
-            .store
-            .apply(changes)
-            .map_err(|e| vec![catalog_diagnostic(e, span)])
+        let store = &self.shared.store;
+        blocking(|| store.apply(changes)).map_err(|e| vec![catalog_diagnostic(e, span)])
     }
 
     fn lookup_table(&self, n: &Name) -> Result<tributary_types::ConnectionTable, Vec<Diagnostic>> {
@@ -330,5 +328,19 @@ fn table_not_found_among(n: &Name, names: &[String]) -> Diagnostic {
     match closest(&n.value, names.iter().map(String::as_str)) {
         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
         None => d.with_help("Run SHOW TABLES to list the tables."),
+    }
+}
+
+/// Run `work`, which blocks (a durable catalog write waits for a flush), without
+/// stalling the runtime: on a multi-thread Tokio runtime the worker hands its other tasks
+/// on first. That is what lets a server's concurrent writes reach the catalog together
+/// and share a group commit; with the workers blocked, only two could wait at once here.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
     }
 }
