@@ -157,7 +157,8 @@ fn fail_all(tickets: Vec<u64>, e: CatalogError) -> Vec<(u64, Result<()>)> {
 /// A leader's duty while it checks, writes and flushes a group: should it unwind
 /// instead of finishing, the group's other writers are told and the lead passes on.
 /// (The storage's `release` is not called then: a store that panicked mid-write keeps
-/// its commit lock until it is dropped, so no snapshot copies a half-written group.)
+/// its commit lock until a later group releases it, so no snapshot copies a
+/// half-written group meanwhile.)
 struct Lead<'a> {
     queue: &'a CommitQueue,
     /// The group's other writers (the leader learns of its own failure by unwinding).
