@@ -82,9 +82,13 @@ pub(crate) enum Busy<T> {
 }
 
 /// Whether an I/O error means another process holds a lock (sled's own lock on its log
-/// reports this until the previous owner's threads have let go).
+/// reports this until the previous owner's threads have let go). sled wraps the `EAGAIN`
+/// of its `flock` in an error of kind `Other` that carries only text, so the text is
+/// what says so.
 pub(crate) fn is_lock_conflict(e: &std::io::Error) -> bool {
-    e.kind() == std::io::ErrorKind::WouldBlock || e.raw_os_error() == Some(11)
+    e.kind() == std::io::ErrorKind::WouldBlock
+        || e.raw_os_error() == Some(11)
+        || e.to_string().starts_with("could not acquire lock on")
 }
 
 /// Take the catalog's process lock, creating the directory (private) if needed.
@@ -250,4 +254,21 @@ pub(crate) fn announced_server(path: &Path) -> Option<String> {
     let pid: u32 = lines.next()?.trim().parse().ok()?;
     let alive = Path::new(&format!("/proc/{pid}")).exists();
     (alive && !url.is_empty()).then_some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleds_wrapped_lock_error_is_a_lock_conflict() {
+        // The shape sled 0.34 gives a log file another handle still holds.
+        let sled_says = std::io::Error::other(
+            "could not acquire lock on \"/tmp/x/db/db\": Os { code: 11, kind: WouldBlock, \
+             message: \"Resource temporarily unavailable\" }",
+        );
+        assert!(is_lock_conflict(&sled_says));
+        assert!(is_lock_conflict(&std::io::Error::from_raw_os_error(11)));
+        assert!(!is_lock_conflict(&std::io::Error::other("disk full")));
+    }
 }

@@ -6,7 +6,8 @@
 use serde_json::json;
 use std::sync::Arc;
 use tributary_catalog::{
-    CatalogError, CatalogStore, Change, OverlayStore, SledStore, new_profile_id, new_table_id,
+    CatalogError, CatalogStore, Change, LockWait, OverlayStore, SledStore, new_profile_id,
+    new_table_id,
 };
 use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
@@ -51,6 +52,16 @@ fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
         created_at: 1,
         updated_at: 1,
     }
+}
+
+/// Open a catalog a store of this process has just closed. sled's threads may hold its
+/// own lock a moment after the store is dropped, so wait for it as the CLI does.
+fn reopen(path: &std::path::Path) -> SledStore {
+    let wait = LockWait {
+        timeout: std::time::Duration::from_secs(10),
+        on_wait: &|_| {},
+    };
+    SledStore::open_waiting(path, wait).unwrap()
 }
 
 fn stores() -> Vec<(Box<dyn CatalogStore>, Option<tempfile::TempDir>)> {
@@ -242,7 +253,7 @@ fn concurrent_writers_all_land_durably() {
             .flat_map(|h| h.join().unwrap())
             .collect()
     };
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     assert_eq!(store.table_names().unwrap().len(), 200);
     for id in ids {
         assert!(store.table(&id).unwrap().is_some());
@@ -375,7 +386,7 @@ fn persists_across_reopen_and_locks_out_a_second_opener() {
             "{second}"
         );
     }
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     assert_eq!(store.profile_by_name("prod").unwrap().unwrap(), p);
 }
 
@@ -388,7 +399,7 @@ fn newer_and_corrupt_records_are_clear_errors() {
         newer.format_version = CURRENT_FORMAT_VERSION + 1;
         store.apply(vec![Change::PutProfile(newer)]).unwrap();
     }
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let err = store.profile_by_name("future").unwrap_err();
     assert!(
         matches!(err, CatalogError::NewerFormat { found, .. } if found == CURRENT_FORMAT_VERSION + 1),
