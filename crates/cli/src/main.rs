@@ -13,6 +13,12 @@ mod script;
 mod serve;
 mod store;
 
+/// mimalloc rather than the system allocator: a server's request paths allocate many
+/// small, short-lived objects across threads, where glibc's malloc costs about a third
+/// of a table create's time (BENCHMARKS.md, issue 11).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use args::{Cli, Command};
 use clap::Parser;
 use std::process::ExitCode;

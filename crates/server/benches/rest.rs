@@ -22,6 +22,10 @@ use tributary_catalog::{CatalogStore, OverlayStore, SledStore};
 use tributary_server::{Auth, ServerConfig, router};
 use tributary_sql::Session;
 
+/// The `tributary` binary's allocator, so the server here allocates as it does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const TOKEN: &str = "bench-token-0123456789";
 const PROFILE: &str = "prod";
 

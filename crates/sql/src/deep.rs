@@ -5,6 +5,10 @@
 //! nesting (`tributary_types::limits`), and work that recurses runs here on a stack large
 //! enough for the deepest statement the limits let through, whatever thread the caller is
 //! on: a Tokio worker has 2 MiB, which a debug build can exhaust at the limits.
+//!
+//! Taking a new stack costs a mapping, page faults as it is touched and an unmapping
+//! (about as much as the rest of a table definition's checks), so work whose depth is
+//! known to be small runs where it is when enough stack is left.
 
 use std::future::Future;
 
@@ -14,9 +18,30 @@ const RED_ZONE: usize = 4 * 1024 * 1024;
 /// The size of a new stack. Only the pages used are ever touched.
 const STACK_SIZE: usize = 64 * 1024 * 1024;
 
+/// The deepest statement (as the parser's shape check measures depth) that counts as
+/// shallow.
+pub(crate) const SHALLOW_DEPTH: usize = 16;
+
+/// What a shallow statement needs left. A debug build's planning of a table definition
+/// nested [`SHALLOW_DEPTH`] deep fits in 256 KiB and overflows 128 KiB (measured by
+/// shrinking the thread of the test below), so this leaves four times that.
+pub(crate) const SHALLOW_RED_ZONE: usize = 1024 * 1024;
+
 /// Run `f` with at least [`RED_ZONE`] of stack available.
 pub(crate) fn on_deep_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, STACK_SIZE, f)
+}
+
+/// Run `f`, which recurses over a statement nested `depth` deep (the parser's measure),
+/// with the stack that depth needs: a shallow statement runs on the caller's stack when
+/// [`SHALLOW_RED_ZONE`] is left, anything deeper as [`on_deep_stack`] runs it.
+pub(crate) fn for_depth<R>(depth: usize, f: impl FnOnce() -> R) -> R {
+    let red_zone = if depth <= SHALLOW_DEPTH {
+        SHALLOW_RED_ZONE
+    } else {
+        RED_ZONE
+    };
+    stacker::maybe_grow(red_zone, STACK_SIZE, f)
 }
 
 /// Drive `fut` to completion on a grown stack. Only for futures that compute (planning
@@ -24,4 +49,70 @@ pub(crate) fn on_deep_stack<R>(f: impl FnOnce() -> R) -> R {
 /// caller's runtime make progress while it runs.
 pub(crate) fn block_on_deep<F: Future>(fut: F) -> F::Output {
     on_deep_stack(|| futures::executor::block_on(fut))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Session;
+    use crate::ddl::build_table;
+    use crate::parser::ast::Statement;
+    use crate::parser::parse_script;
+    use std::sync::Arc;
+    use tributary_catalog::{CatalogStore, OverlayStore};
+
+    /// Where `f` ran: the stack left there, in bytes.
+    fn left_inside(depth: usize) -> usize {
+        for_depth(depth, stacker::remaining_stack).unwrap_or(0)
+    }
+
+    #[test]
+    fn shallow_work_stays_on_the_callers_stack_and_deep_work_moves() {
+        let left = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(|| (left_inside(3), left_inside(SHALLOW_DEPTH + 1)))
+            .expect("spawn")
+            .join()
+            .expect("join");
+        assert!(left.0 < 2 * 1024 * 1024, "shallow work moved: {left:?}");
+        assert!(left.1 > RED_ZONE, "deep work stayed: {left:?}");
+    }
+
+    /// A table definition as deep as "shallow" allows builds in a debug build on a thread
+    /// with only [`SHALLOW_RED_ZONE`] of stack, straight on that stack: if shallow work
+    /// needed more, this test would overflow its stack and abort.
+    #[test]
+    fn the_deepest_shallow_table_definition_fits_in_the_shallow_red_zone() {
+        // The column list is one level and `AS (...)` another; the rest are nested
+        // parentheses around a sum, and the watermark's subtraction.
+        let mut expr = "a + 1".to_string();
+        for _ in 0..SHALLOW_DEPTH - 3 {
+            expr = format!("({expr}) * 2");
+        }
+        let sql = format!(
+            "CREATE TABLE t (a BIGINT, b BIGINT GENERATED ALWAYS AS ({expr}), \
+             c STRUCT<x STRUCT<y BIGINT>>, ts TIMESTAMP NOT NULL, \
+             WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
+             WITH (connector = 'kafka', bootstrap_servers = 'b:1', topic = 't', type = 'source', format = 'json')"
+        );
+        let Some(Ok(parsed)) = parse_script(&sql).into_iter().next() else {
+            panic!("the statement does not parse: {sql}");
+        };
+        let Statement::CreateTable(create) = parsed.statement else {
+            panic!("not a CREATE TABLE");
+        };
+        assert_eq!(create.depth, SHALLOW_DEPTH, "{sql}");
+        let store: Arc<dyn CatalogStore> = Arc::new(OverlayStore::in_memory());
+        let state = Session::new(Arc::clone(&store)).offline().context().state();
+        let built = std::thread::Builder::new()
+            .stack_size(SHALLOW_RED_ZONE)
+            .spawn(move || {
+                build_table(store.as_ref(), &state, &create, None, false)
+                    .map(|(t, _)| t.schema.fields.len())
+            })
+            .expect("spawn")
+            .join()
+            .expect("join");
+        assert_eq!(built.map_err(|d| format!("{d:?}")), Ok(3));
+    }
 }

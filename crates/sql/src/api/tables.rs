@@ -176,13 +176,12 @@ pub async fn create_table(
     post: &ConnectionTablePost,
 ) -> Result<ConnectionTableView, ApiError> {
     let stmt = body_statement(session, post, None, true)?;
-    let result = run_written(session, &stmt).await?;
-    let store = session.store().as_ref();
-    let stored = store
-        .table_by_name(&post.name)
-        .map_err(catalog)?
-        .ok_or_else(|| ApiError::internal("the table was stored but cannot be read back"))?;
-    let mut v = view(store, &stored, &mut HashMap::new())?;
+    let (result, stored) = session
+        .create_table_stored(&stmt.sql)
+        .await
+        .map_err(|e| body_error(&e, &stmt))?;
+    let stored = stored.ok_or_else(|| ApiError::internal("the table was not stored"))?;
+    let mut v = view(session.store().as_ref(), &stored, &mut HashMap::new())?;
     v.warnings = warnings(&result.warnings, &stmt);
     Ok(v)
 }
@@ -240,14 +239,10 @@ pub async fn patch_table(
     let mut stmt = parts.statement(&name);
     stmt.ignore_config(&changes);
     stmt.read_only = read_only;
-    let result = session
+    let (result, stored) = session
         .replace_table(&t.id, &stmt.sql)
         .await
         .map_err(|e| body_error(&e, &stmt))?;
-    let stored = store
-        .table(&t.id)
-        .map_err(catalog)?
-        .ok_or_else(|| ApiError::not_found("Connection table"))?;
     let mut v = view(store, &stored, &mut HashMap::new())?;
     v.warnings = warnings(&result.warnings, &stmt);
     Ok(v)

@@ -50,6 +50,9 @@ pub struct CreateTable {
     pub has_with: bool,
     /// `PARTITIONED BY (...)` expressions.
     pub partitioned_by: Vec<(Expr, Span)>,
+    /// How deep the statement nests (brackets and operator chains, as the parser's shape
+    /// check measures it): building the table recurses about this deep.
+    pub depth: usize,
 }
 
 /// One column definition.

@@ -29,6 +29,8 @@ impl StmtParser {
             with_span: Span::default(),
             has_with: false,
             partitioned_by: vec![],
+            // Measured by `parse_script` on the tokens; unmeasured counts as deep.
+            depth: usize::MAX,
         };
         if self.p.consume_token(&Token::LParen) && !self.p.consume_token(&Token::RParen) {
             loop {

@@ -75,8 +75,13 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
             let last = stmt_tokens.last().map(|t| span(t.span)).unwrap_or_default();
             let whole = first.union(&last);
             let text = index.slice(whole);
-            shape::check_shape(&stmt_tokens, text.len()).map_err(|d| failure(whole, text, d))?;
-            let statement = parse_statement(stmt_tokens).map_err(|d| failure(whole, text, d))?;
+            let depth = shape::check_shape(&stmt_tokens, text.len())
+                .map_err(|d| failure(whole, text, d))?;
+            let mut statement =
+                parse_statement(stmt_tokens).map_err(|d| failure(whole, text, d))?;
+            if let Statement::CreateTable(t) = &mut statement {
+                t.depth = depth;
+            }
             check_counts(&statement).map_err(|d| failure(whole, text, d))?;
             Ok(ParsedStatement {
                 statement,

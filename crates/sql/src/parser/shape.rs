@@ -10,8 +10,9 @@ use tributary_types::limits::{MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH, MAX_STATE
 use tributary_types::{Diagnostic, Span};
 
 /// Refuse a statement of `bytes` bytes whose tokens are `tokens` if it is too large or
-/// nested too deeply.
-pub(crate) fn check_shape(tokens: &[TokenWithSpan], bytes: usize) -> Result<(), Diagnostic> {
+/// nested too deeply; otherwise its depth: the deepest its expression trees and
+/// brackets go, which bounds how deep the recursion over it goes.
+pub(crate) fn check_shape(tokens: &[TokenWithSpan], bytes: usize) -> Result<usize, Diagnostic> {
     let first = tokens.first().map(|t| span(t.span)).unwrap_or_default();
     if bytes > MAX_STATEMENT_BYTES {
         return Err(Diagnostic::error(format!(
@@ -24,6 +25,7 @@ pub(crate) fn check_shape(tokens: &[TokenWithSpan], bytes: usize) -> Result<(), 
     // The expression depth along the open levels: each level's operator chain, plus one
     // per level.
     let mut depth = 0usize;
+    let mut deepest = 0usize;
     let mut previous: Option<&Token> = None;
     // `T[][]...`: each empty pair of brackets wraps the type once more without leaving a
     // level open.
@@ -90,9 +92,10 @@ pub(crate) fn check_shape(tokens: &[TokenWithSpan], bytes: usize) -> Result<(), 
                 span(t.span),
             ));
         }
+        deepest = deepest.max(depth.max(levels.len() - 1 + array_suffixes));
         previous = Some(token);
     }
-    Ok(())
+    Ok(deepest)
 }
 
 fn too_deep(what: String, at: Span) -> Diagnostic {

@@ -16,16 +16,31 @@ pub(super) fn sealed(
     span: tributary_types::Span,
     statement: &str,
 ) -> Outcome {
-    let mut outcome = match handled {
-        Ok(reply) => Ok(super::outcome::StatementResult {
-            span,
-            output: reply.output,
-            warnings: reply.warnings,
-        }),
-        Err(diagnostics) => Err(super::outcome::StatementError { span, diagnostics }),
-    };
-    seal(&mut outcome, statement);
-    outcome
+    sealed_with(handled.map(|reply| (reply, ())), span, statement).map(|(result, ())| result)
+}
+
+/// [`sealed`] for a handler that also gives its caller a value (the record it stored).
+pub(super) fn sealed_with<T>(
+    handled: Result<(super::outcome::Reply, T), Vec<Diagnostic>>,
+    span: tributary_types::Span,
+    statement: &str,
+) -> Result<(super::outcome::StatementResult, T), super::outcome::StatementError> {
+    match handled {
+        Ok((reply, value)) => {
+            let mut warnings = reply.warnings;
+            seal_diagnostics(&mut warnings, statement);
+            let result = super::outcome::StatementResult {
+                span,
+                output: reply.output,
+                warnings,
+            };
+            Ok((result, value))
+        }
+        Err(mut diagnostics) => {
+            seal_diagnostics(&mut diagnostics, statement);
+            Err(super::outcome::StatementError { span, diagnostics })
+        }
+    }
 }
 
 pub(super) fn seal(outcome: &mut Outcome, statement: &str) {

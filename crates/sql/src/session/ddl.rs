@@ -11,7 +11,7 @@ use crate::ddl::{
 use crate::parser::ast::{CreateTable, DropBehavior, Name};
 use crate::testing;
 use tributary_catalog::Change;
-use tributary_types::{ConnectionType, Diagnostic, OptionValue, Span, SqlOption};
+use tributary_types::{ConnectionTable, ConnectionType, Diagnostic, OptionValue, Span, SqlOption};
 
 impl Session {
     pub(super) async fn create_profile(
@@ -84,15 +84,27 @@ impl Session {
     }
 
     pub(super) async fn create_table(&self, create: &CreateTable, mode: Mode) -> Handled {
+        self.create_table_record(create, mode)
+            .await
+            .map(|(reply, _)| reply)
+    }
+
+    /// `CREATE TABLE`, and the record it stored (none when IF NOT EXISTS skipped it).
+    pub(super) async fn create_table_record(
+        &self,
+        create: &CreateTable,
+        mode: Mode,
+    ) -> Result<(Reply, Option<ConnectionTable>), Vec<Diagnostic>> {
         let store = self.shared.store.as_ref();
         if create.if_not_exists && matches!(store.table_by_name(&create.name.value), Ok(Some(_))) {
-            return Ok(Reply::done(
-                "CREATE TABLE",
-                vec![skipped("table", &create.name)],
+            return Ok((
+                Reply::done("CREATE TABLE", vec![skipped("table", &create.name)]),
+                None,
             ));
         }
         let prepared = self.prepare_table(create, mode, true).await?;
-        self.store_table(prepared, create.name.span, mode).await
+        let (reply, table) = self.store_table(prepared, create.name.span, mode).await?;
+        Ok((reply, Some(table)))
     }
 
     /// Build a table from its statement: `validate` split off, its registry schema
@@ -160,13 +172,13 @@ impl Session {
         })
     }
 
-    /// Test a prepared table as its `validate` asks, then store it.
+    /// Test a prepared table as its `validate` asks, then store it; the record stored.
     pub(super) async fn store_table(
         &self,
         prepared: PreparedTable,
         span: Span,
         mode: Mode,
-    ) -> Handled {
+    ) -> Result<(Reply, ConnectionTable), Vec<Diagnostic>> {
         let PreparedTable {
             table,
             mut warnings,
@@ -193,23 +205,23 @@ impl Session {
             })?;
             warnings.extend(notes);
         }
-        self.apply(vec![Change::PutTable(table)], span)?;
-        Ok(Reply::done("CREATE TABLE", warnings))
+        self.apply(vec![Change::PutTable(table.clone())], span)?;
+        Ok((Reply::done("CREATE TABLE", warnings), table))
     }
 
     /// Validate a table definition. Its expressions are planned by DataFusion, whose
-    /// recursion runs on a grown stack.
+    /// recursion runs on a stack deep enough for the statement.
     fn build_table_deep(
         &self,
         create: &CreateTable,
         fetched: Option<crate::ddl::FetchedSchema>,
         schema_pending: bool,
-    ) -> Result<(tributary_types::ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
+    ) -> Result<(ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
         // Borrow the session state rather than cloning it (a clone copies every function
         // registry); table definitions plan their expressions with it.
         let state = self.ctx.state_ref();
         let state = state.read();
-        crate::deep::on_deep_stack(|| {
+        crate::deep::for_depth(create.depth, || {
             build_table(
                 self.shared.store.as_ref(),
                 &state,
@@ -249,7 +261,7 @@ impl Session {
 
 /// A table built from its statement, not yet tested or stored.
 pub(super) struct PreparedTable {
-    pub table: tributary_types::ConnectionTable,
+    pub table: ConnectionTable,
     pub warnings: Vec<Diagnostic>,
     /// How many messages `validate` asks to read (0: connect only), if any.
     pub validate: Option<u64>,

@@ -5,7 +5,7 @@
 //! They run the same builders and probes as the statements, and their diagnostics pass
 //! the same boundary.
 
-use super::outcome::{Mode, Outcome, Reply, StatementError};
+use super::outcome::{Mode, Outcome, Reply, StatementError, StatementResult};
 use super::{Session, boundary};
 use crate::ddl::{alter_profile, build_profile, build_table, catalog_diagnostic};
 use crate::parser::ast::{Name, ParsedStatement, Statement};
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tributary_catalog::{CatalogStore, Change, OverlayStore};
 use tributary_connectors::probe::TestEvent;
-use tributary_types::{ConnectionProfile, Diagnostic, ProfileId, Span, TableId};
+use tributary_types::{ConnectionProfile, ConnectionTable, Diagnostic, ProfileId, Span, TableId};
 
 /// What testing a definition found.
 #[derive(Debug)]
@@ -145,10 +145,33 @@ impl Session {
         Ok(result)
     }
 
+    /// Run `sql`, one CREATE TABLE, and give the record it stored beside its result
+    /// (none when IF NOT EXISTS skipped it). A caller answering with the new table (REST)
+    /// needs no second read, which a concurrent drop or rename could miss.
+    pub async fn create_table_stored(
+        &self,
+        sql: &str,
+    ) -> Result<(StatementResult, Option<ConnectionTable>), StatementError> {
+        let stmt = Self::only_statement(sql, "CREATE TABLE")?;
+        let span = stmt.span;
+        let handled = match &stmt.statement {
+            Statement::CreateTable(create) => self.create_table_record(create, Mode::Run).await,
+            _ => Err(vec![
+                Diagnostic::error("expected CREATE TABLE").with_span(span),
+            ]),
+        };
+        boundary::sealed_with(handled, span, &stmt.text)
+    }
+
     /// Replace the table `id` with the one `sql` (a CREATE TABLE) defines, keeping its id
     /// and creation time: the whole definition is validated (and tested, as its
-    /// `validate` asks) like a new table, and stored only if it passes.
-    pub async fn replace_table(&self, id: &TableId, sql: &str) -> Outcome {
+    /// `validate` asks) like a new table, and stored only if it passes. The record
+    /// stored comes beside the result.
+    pub async fn replace_table(
+        &self,
+        id: &TableId,
+        sql: &str,
+    ) -> Result<(StatementResult, ConnectionTable), StatementError> {
         let stmt = Self::only_statement(sql, "CREATE TABLE")?;
         let span = stmt.span;
         let handled = match &stmt.statement {
@@ -159,7 +182,7 @@ impl Session {
                         prepared.table.created_at = existing.created_at;
                         self.store_table(prepared, create.name.span, Mode::Run)
                             .await
-                            .map(|r| Reply::done("REPLACE TABLE", r.warnings))
+                            .map(|(r, table)| (Reply::done("REPLACE TABLE", r.warnings), table))
                     }
                     Err(d) => Err(d),
                 },
@@ -172,7 +195,7 @@ impl Session {
                 Diagnostic::error("expected CREATE TABLE").with_span(span),
             ]),
         };
-        boundary::sealed(handled, span, &stmt.text)
+        boundary::sealed_with(handled, span, &stmt.text)
     }
 
     /// Change the profile `id` as `sql` (an `ALTER CONNECTION PROFILE ... SET`) says,
@@ -271,7 +294,7 @@ impl Session {
             let state = state.read();
             // The table must still build, and still find the registry it reads its schema
             // from or registers its writer schema with (checked without connecting).
-            let built = crate::deep::on_deep_stack(|| {
+            let built = crate::deep::for_depth(create.depth, || {
                 build_table(&overlay, &state, &create, None, table.registry.is_some())
             })
             .and_then(|(rebuilt, _)| {
