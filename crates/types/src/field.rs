@@ -390,7 +390,90 @@ impl SourceField {
     }
 }
 
-/// Quote an identifier for SQL output when it is not a plain lowercase word.
+/// Words written quoted even when plain: SQL's reserved words, which a parser may read as
+/// syntax where a name stands (`NOT`, `NULL`, `SELECT`, ...), and the words that start a
+/// table element in Tributary's `CREATE TABLE` (`WATERMARK`, `PRIMARY`, `CONSTRAINT`).
+/// Sorted, for binary search.
+const RESERVED_WORDS: &[&str] = &[
+    "all",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "between",
+    "both",
+    "by",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "cross",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "default",
+    "desc",
+    "distinct",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "full",
+    "generated",
+    "group",
+    "having",
+    "in",
+    "inner",
+    "intersect",
+    "interval",
+    "is",
+    "join",
+    "leading",
+    "left",
+    "like",
+    "limit",
+    "natural",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "or",
+    "order",
+    "outer",
+    "primary",
+    "references",
+    "right",
+    "row",
+    "select",
+    "some",
+    "struct",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "using",
+    "values",
+    "watermark",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
+/// Quote an identifier for SQL output unless it is a plain lowercase word that is not
+/// reserved, so the text parses back to the same name.
 pub(crate) fn quote_ident(name: &str) -> String {
     let plain = !name.is_empty()
         && name
@@ -399,7 +482,8 @@ pub(crate) fn quote_ident(name: &str) -> String {
             .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && RESERVED_WORDS.binary_search(&name).is_err();
     if plain {
         name.to_string()
     } else {
@@ -410,6 +494,21 @@ pub(crate) fn quote_ident(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identifiers_are_quoted_unless_plain_and_unreserved() {
+        assert!(
+            RESERVED_WORDS.windows(2).all(|w| w[0] < w[1]),
+            "keep the list sorted"
+        );
+        assert_eq!(quote_ident("amount_2"), "amount_2");
+        assert_eq!(quote_ident("timestamp"), "timestamp");
+        assert_eq!(quote_ident("watermark"), "\"watermark\"");
+        assert_eq!(quote_ident("not"), "\"not\"");
+        assert_eq!(quote_ident("Big"), "\"Big\"");
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(quote_ident(""), "\"\"");
+    }
 
     #[test]
     fn widenings_are_lossless_only() {

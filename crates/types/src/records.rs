@@ -305,7 +305,7 @@ impl ConnectionTable {
                     line.push_str(" NOT NULL");
                 }
                 if let Some(key) = &f.metadata_key {
-                    line.push_str(&format!(" METADATA FROM '{key}'"));
+                    line.push_str(&format!(" METADATA FROM '{}'", key.replace('\'', "''")));
                 }
                 columns.push((next, line));
                 next += 1;

@@ -367,3 +367,44 @@ async fn json_schema_unions_become_json_columns_with_a_warning() {
         Some(tributary_types::SchemaDefinition::JsonSchema { .. })
     ));
 }
+
+/// `SHOW CREATE TABLE` prints a statement that creates the same table again, whatever
+/// its column names: reserved words, Tributary's own `WATERMARK`, mixed case, quotes.
+#[tokio::test]
+async fn show_create_table_recreates_tables_with_reserved_column_names() {
+    let session = Session::new(Arc::new(OverlayStore::in_memory())).offline();
+    session
+        .execute(
+            r#"CREATE TABLE t ("watermark" BIGINT, "not" BIGINT, "select" BIGINT,
+                "from" STRUCT<"order" BIGINT, "Big" TEXT, "null" BOOLEAN>, "a""b" TEXT,
+                ts TIMESTAMP NOT NULL,
+                v BIGINT GENERATED ALWAYS AS ("not" + "watermark"),
+                WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+               WITH (connector = 'kafka', bootstrap_servers = 'b:1', topic = 't',
+                type = 'source', format = 'json')"#,
+        )
+        .await
+        .unwrap();
+    let first = show_create(&session, "t").await;
+    assert!(first.contains("\"watermark\" BIGINT"), "{first}");
+    assert!(first.contains("\"not\" BIGINT"), "{first}");
+    assert!(
+        first.contains("STRUCT<\"order\" BIGINT, \"Big\" TEXT, \"null\" BOOLEAN>"),
+        "{first}"
+    );
+    session.execute("DROP TABLE t").await.unwrap();
+    session.execute(&first).await.unwrap();
+    assert_eq!(show_create(&session, "t").await, first);
+}
+
+async fn show_create(session: &Session, table: &str) -> String {
+    use datafusion::arrow::array::AsArray;
+    let r = session
+        .execute(&format!("SHOW CREATE TABLE {table}"))
+        .await
+        .unwrap();
+    let Output::Rows { batches, .. } = &r[0].output else {
+        panic!("no rows")
+    };
+    batches[0].column(0).as_string::<i32>().value(0).to_string()
+}
