@@ -14,8 +14,8 @@ mod serve;
 mod store;
 
 /// mimalloc rather than the system allocator: a server's request paths allocate many
-/// small, short-lived objects across threads, where glibc's malloc costs about a third
-/// of a table create's time (BENCHMARKS.md, issue 11).
+/// small, short-lived objects across threads, where glibc's malloc took about a fifth of
+/// a table create's CPU; REST creates run 20-35% faster (BENCHMARKS.md, issue 11).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
