@@ -14,13 +14,7 @@ use tributary_types::{
 
 fn table(profile: &ConnectionProfile, n: usize) -> ConnectionTable {
     ConnectionTable {
-        format_version: CURRENT_FORMAT_VERSION,
-        id: new_table_id(),
-        name: format!("t{n}"),
-        connector: "kafka".into(),
         profile: Some(profile.id.clone()),
-        inline_profile: None,
-        connection_type: ConnectionType::Source,
         config: json!({"topic": format!("t{n}"), "type": {"offset": "latest"}}),
         schema: ConnectionSchema {
             fields: (0..10)
@@ -28,17 +22,12 @@ fn table(profile: &ConnectionProfile, n: usize) -> ConnectionTable {
                 .collect(),
             ..Default::default()
         },
-        options: vec![],
-        virtual_columns: vec![],
-        watermark: None,
-        event_time_field: None,
-        idle_micros: None,
-        partitioned_by: vec![],
-        temporary: false,
-        registry: None,
-        description: String::new(),
-        created_at: 0,
-        updated_at: 0,
+        ..ConnectionTable::new(
+            new_table_id(),
+            format!("t{n}"),
+            "kafka",
+            ConnectionType::Source,
+        )
     }
 }
 

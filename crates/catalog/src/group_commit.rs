@@ -255,32 +255,12 @@ mod tests {
     use crate::ids::{new_profile_id, new_table_id};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
-    use tributary_types::{
-        CURRENT_FORMAT_VERSION, ConnectionSchema, ConnectionTable, ConnectionType, ProfileId,
-    };
+    use tributary_types::{ConnectionTable, ConnectionType, ProfileId};
 
     fn table(name: &str, profile: Option<ProfileId>) -> Change {
         Change::PutTable(ConnectionTable {
-            format_version: CURRENT_FORMAT_VERSION,
-            id: new_table_id(),
-            name: name.into(),
-            connector: "kafka".into(),
             profile,
-            inline_profile: None,
-            connection_type: ConnectionType::Source,
-            config: serde_json::json!({}),
-            schema: ConnectionSchema::default(),
-            options: vec![],
-            virtual_columns: vec![],
-            watermark: None,
-            event_time_field: None,
-            idle_micros: None,
-            partitioned_by: vec![],
-            temporary: false,
-            registry: None,
-            description: String::new(),
-            created_at: 0,
-            updated_at: 0,
+            ..ConnectionTable::new(new_table_id(), name, "kafka", ConnectionType::Source)
         })
     }
 

@@ -10,8 +10,7 @@ use tributary_catalog::{
     new_table_id,
 };
 use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
-    ProfileId,
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ConnectionType, ProfileId,
 };
 
 fn profile(name: &str) -> ConnectionProfile {
@@ -31,26 +30,11 @@ fn profile(name: &str) -> ConnectionProfile {
 
 fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
     ConnectionTable {
-        format_version: CURRENT_FORMAT_VERSION,
-        id: new_table_id(),
-        name: name.into(),
-        connector: "kafka".into(),
         profile: profile.cloned(),
-        inline_profile: None,
-        connection_type: ConnectionType::Source,
         config: json!({"topic": name, "type": {"offset": "latest"}}),
-        schema: ConnectionSchema::default(),
-        options: vec![],
-        virtual_columns: vec![],
-        watermark: None,
-        event_time_field: None,
-        idle_micros: None,
-        partitioned_by: vec![],
-        temporary: false,
-        registry: None,
-        description: String::new(),
         created_at: 1,
         updated_at: 1,
+        ..ConnectionTable::new(new_table_id(), name, "kafka", ConnectionType::Source)
     }
 }
 

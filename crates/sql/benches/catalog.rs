@@ -77,26 +77,13 @@ fn catalog(tables: usize) -> PathBuf {
             .iter()
             .map(|i| {
                 Change::PutTable(ConnectionTable {
-                    format_version: CURRENT_FORMAT_VERSION,
-                    id: new_table_id(),
-                    name: format!("t{i}"),
-                    connector: "kafka".into(),
                     profile: Some(profiles[i % profiles.len()].id.clone()),
-                    inline_profile: None,
-                    connection_type: ConnectionType::Source,
                     config: serde_json::json!({"topic": format!("t{i}"), "type": {"offset": "latest"}}),
                     schema: ConnectionSchema { format: Some(Format::Json(JsonFormat::default())), fields: template_fields.clone(), ..Default::default() },
-                    options: vec![],
-                    virtual_columns: vec![],
                     watermark: Some(Watermark { column: "ts".into(), expression: None }),
                     event_time_field: Some("ts".into()),
-                    idle_micros: None,
-                    partitioned_by: vec![],
-                    temporary: false,
-                    registry: None,
                     description: format!("KafkaSource<t{i}>"),
-                    created_at: 0,
-                    updated_at: 0,
+                    ..ConnectionTable::new(new_table_id(), format!("t{i}"), "kafka", ConnectionType::Source)
                 })
             })
             .collect();

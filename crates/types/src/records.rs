@@ -280,6 +280,39 @@ pub struct ConnectionTable {
 }
 
 impl ConnectionTable {
+    /// A table with only its identity and role: no profile, an empty config, no columns,
+    /// options or watermark, created at time 0. For tests and tools that build records by
+    /// hand; DDL builds every field from the statement.
+    pub fn new(
+        id: TableId,
+        name: impl Into<String>,
+        connector: impl Into<String>,
+        connection_type: ConnectionType,
+    ) -> Self {
+        Self {
+            format_version: CURRENT_FORMAT_VERSION,
+            id,
+            name: name.into(),
+            connector: connector.into(),
+            profile: None,
+            inline_profile: None,
+            connection_type,
+            config: serde_json::json!({}),
+            schema: ConnectionSchema::default(),
+            options: vec![],
+            virtual_columns: vec![],
+            watermark: None,
+            event_time_field: None,
+            idle_micros: None,
+            partitioned_by: vec![],
+            temporary: false,
+            registry: None,
+            description: String::new(),
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
     /// Whether the sink's columns still await its first `INSERT INTO`.
     pub fn awaits_inferred_schema(&self) -> bool {
         self.schema.inferred == Some(true)
@@ -425,14 +458,6 @@ mod tests {
     #[test]
     fn create_sql_interleaves_virtual_columns() {
         let table = ConnectionTable {
-            format_version: CURRENT_FORMAT_VERSION,
-            id: TableId::from_suffix("0000000000"),
-            name: "t".into(),
-            connector: "kafka".into(),
-            profile: None,
-            inline_profile: None,
-            connection_type: ConnectionType::Source,
-            config: serde_json::json!({}),
             schema: ConnectionSchema {
                 fields: vec![
                     SourceField::required("a", FieldType::Int64),
@@ -440,7 +465,6 @@ mod tests {
                 ],
                 ..Default::default()
             },
-            options: vec![],
             virtual_columns: vec![VirtualColumn {
                 name: "c".into(),
                 expression: "a + 1".into(),
@@ -449,15 +473,12 @@ mod tests {
                 stored: false,
                 position: 1,
             }],
-            watermark: None,
-            event_time_field: None,
-            idle_micros: None,
-            partitioned_by: vec![],
-            temporary: false,
-            registry: None,
-            description: String::new(),
-            created_at: 0,
-            updated_at: 0,
+            ..ConnectionTable::new(
+                TableId::from_suffix("0000000000"),
+                "t",
+                "kafka",
+                ConnectionType::Source,
+            )
         };
         let sql = table.to_create_sql(Some("prod"));
         assert_eq!(
