@@ -10,11 +10,14 @@ mod error;
 mod group_commit;
 mod ids;
 mod overlay;
+mod sled_core;
 mod sled_files;
 mod sled_store;
+mod sled_write;
 mod store;
 
 pub use error::{CatalogError, Result};
+pub use group_commit::PendingWrite;
 pub use ids::{new_profile_id, new_table_id, now_micros};
 pub use overlay::OverlayStore;
 pub use sled_files::{LockWait, ServerNotice};

@@ -1,6 +1,7 @@
 //! The [`CatalogStore`] interface and the changes a statement applies.
 
 use crate::error::Result;
+use crate::group_commit::PendingWrite;
 use std::fmt;
 use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
 
@@ -91,6 +92,13 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
     fn generation(&self) -> u64;
     /// Apply a statement's changes atomically; when this returns `Ok` they are durable.
     fn apply(&self, changes: Vec<Change>) -> Result<()>;
+    /// [`apply`](Self::apply) without blocking: the changes are handed over now, and the
+    /// returned write resolves once they are durable or refused. On an async runtime,
+    /// await it so that no thread waits for the flush. Stores that write in place answer
+    /// at once.
+    fn submit(&self, changes: Vec<Change>) -> PendingWrite {
+        PendingWrite::done(self.apply(changes))
+    }
 }
 
 /// The key names are indexed under.

@@ -54,20 +54,22 @@ impl Session {
             warnings.extend(testing::event_notes(&tested.events, name.span));
             profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
         }
-        self.apply(vec![Change::PutProfile(profile)], name.span)?;
+        self.apply(vec![Change::PutProfile(profile)], name.span)
+            .await?;
         Ok(Reply::done("CREATE CONNECTION PROFILE", warnings))
     }
 
-    pub(super) fn alter_profile(
+    pub(super) async fn alter_profile(
         &self,
         name: &Name,
         options: &[SqlOption],
         with_span: Span,
     ) -> Handled {
         self.alter_profile_removing(name, options, with_span, &[])
+            .await
     }
 
-    pub(super) fn drop_profile(
+    pub(super) async fn drop_profile(
         &self,
         name: &Name,
         if_exists: bool,
@@ -79,7 +81,7 @@ impl Session {
         } else {
             vec![]
         };
-        self.apply(changes, name.span)?;
+        self.apply(changes, name.span).await?;
         Ok(Reply::done("DROP CONNECTION PROFILE", warnings))
     }
 
@@ -205,7 +207,8 @@ impl Session {
             })?;
             warnings.extend(notes);
         }
-        self.apply(vec![Change::PutTable(table.clone())], span)?;
+        self.apply(vec![Change::PutTable(table.clone())], span)
+            .await?;
         Ok((Reply::done("CREATE TABLE", warnings), table))
     }
 
@@ -232,7 +235,7 @@ impl Session {
         })
     }
 
-    pub(super) fn drop_table(&self, names: &[Name], if_exists: bool, span: Span) -> Handled {
+    pub(super) async fn drop_table(&self, names: &[Name], if_exists: bool, span: Span) -> Handled {
         let store = self.shared.store.as_ref();
         let mut changes = Vec::new();
         let mut warnings = Vec::new();
@@ -254,7 +257,7 @@ impl Session {
         if !errors.is_empty() {
             return Err(errors);
         }
-        self.apply(changes, span)?;
+        self.apply(changes, span).await?;
         Ok(Reply::done("DROP TABLE", warnings))
     }
 }

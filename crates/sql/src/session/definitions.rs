@@ -221,6 +221,7 @@ impl Session {
                     span,
                 };
                 self.alter_profile_removing(&name, options, *with_span, removed)
+                    .await
             }
             (_, Ok(None)) => Err(vec![
                 Diagnostic::error(format!("connection profile '{id}' does not exist"))
@@ -236,7 +237,7 @@ impl Session {
 
     /// `ALTER CONNECTION PROFILE`, with `removed` options dropped, checked against the
     /// tables that use the profile.
-    pub(super) fn alter_profile_removing(
+    pub(super) async fn alter_profile_removing(
         &self,
         name: &Name,
         options: &[tributary_types::SqlOption],
@@ -250,7 +251,7 @@ impl Session {
                 self.check_dependents(p, name.span)?;
             }
         }
-        self.apply(changes, name.span)?;
+        self.apply(changes, name.span).await?;
         Ok(Reply::done("ALTER CONNECTION PROFILE", warnings))
     }
 

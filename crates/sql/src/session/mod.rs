@@ -267,14 +267,16 @@ impl Session {
                 name,
                 options,
                 with_span,
-            } => self.alter_profile(name, options, *with_span),
+            } => self.alter_profile(name, options, *with_span).await,
             Statement::DropProfile {
                 name,
                 if_exists,
                 behavior,
-            } => self.drop_profile(name, *if_exists, *behavior),
+            } => self.drop_profile(name, *if_exists, *behavior).await,
             Statement::CreateTable(create) => self.create_table(create, mode).await,
-            Statement::DropTable { names, if_exists } => self.drop_table(names, *if_exists, span),
+            Statement::DropTable { names, if_exists } => {
+                self.drop_table(names, *if_exists, span).await
+            }
             Statement::ShowTables => self.show_tables(span),
             Statement::ShowTopics(name) => self.show_topics(name, mode).await,
             Statement::ShowDirectories { path, span } => self.show_directories(path, *span),
@@ -300,12 +302,17 @@ impl Session {
         boundary::sealed(handled, span, &stmt.text)
     }
 
-    fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {
+    /// Store a statement's changes, awaiting their flush: no thread waits meanwhile, so a
+    /// server's concurrent writes reach the catalog together and share a group commit.
+    async fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {
         if changes.is_empty() {
             return Ok(());
         }
-        let store = &self.shared.store;
-        blocking(|| store.apply(changes)).map_err(|e| vec![catalog_diagnostic(e, span)])
+        self.shared
+            .store
+            .submit(changes)
+            .await
+            .map_err(|e| vec![catalog_diagnostic(e, span)])
     }
 
     fn lookup_table(&self, n: &Name) -> Result<tributary_types::ConnectionTable, Vec<Diagnostic>> {
@@ -328,19 +335,5 @@ fn table_not_found_among(n: &Name, names: &[String]) -> Diagnostic {
     match closest(&n.value, names.iter().map(String::as_str)) {
         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
         None => d.with_help("Run SHOW TABLES to list the tables."),
-    }
-}
-
-/// Run `work`, which blocks (a durable catalog write waits for a flush), without
-/// stalling the runtime: on a multi-thread Tokio runtime the worker hands its other tasks
-/// on first. That is what lets a server's concurrent writes reach the catalog together
-/// and share a group commit; with the workers blocked, only two could wait at once here.
-fn blocking<T>(work: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(work)
-        }
-        _ => work(),
     }
 }

@@ -56,7 +56,8 @@ impl Session {
         }
         let tested = testing::test_profile(&profile, timeout, self.progress.as_ref()).await;
         profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
-        self.apply(vec![Change::PutProfile(profile.clone())], name.span)?;
+        self.apply(vec![Change::PutProfile(profile.clone())], name.span)
+            .await?;
         let what = format!("connection profile '{}'", profile.name);
         if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
             return Err(vec![d]);

@@ -49,7 +49,7 @@ impl Session {
             let mut updated = table.clone();
             updated.schema.fields = fields;
             updated.updated_at = tributary_catalog::now_micros();
-            self.apply(vec![Change::PutTable(updated)], span)?;
+            self.apply(vec![Change::PutTable(updated)], span).await?;
         }
         Ok(Reply {
             output: super::Output::Rows { schema, batches },
