@@ -2,6 +2,7 @@
 
 use crate::mapping::MappedOptions;
 use crate::probe::{Probe, Stage, TestCode};
+use crate::source::SourceReader;
 use crate::spec::{MetadataKey, OptionSpec, PartitionTerm};
 use serde_json::Value;
 use std::fmt::Debug;
@@ -245,6 +246,29 @@ pub trait Connector: Send + Sync + Debug {
     /// prefixes), found by connecting; `None` when the connector has nothing to list or
     /// the connection failed (the probe says why).
     async fn complete(&self, _probe: &mut Probe<'_>) -> Option<Completions> {
+        None
+    }
+    /// Whether a source table ends on its own (files, a generator with a count), so a
+    /// query may read it to the end; an unbounded one needs a `LIMIT` or a preview bound.
+    fn bounded(&self, _table: &Value) -> bool {
+        false
+    }
+    /// Whether reading the table stays on this machine (a generator, local files), so an
+    /// offline session may run queries over it.
+    fn reads_locally(&self, _table: &Value) -> bool {
+        false
+    }
+    /// Open a reader of a source table for a query: resolve and connect as the table's
+    /// test does, then hand back the reader; `None` when that failed (the probe says at
+    /// which stage and why). `probe.limit` is the most messages the query will read, when
+    /// it is known.
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        probe.fail(
+            Stage::Read,
+            TestCode::Unsupported,
+            format!("queries cannot read connector '{}' yet", self.info().id),
+            "Use TEST TABLE to read sample messages from it.",
+        );
         None
     }
 }

@@ -16,6 +16,7 @@ mod registry;
 mod reverse;
 mod schema_doc;
 mod secrets;
+pub mod source;
 mod spec;
 
 mod file_sink;

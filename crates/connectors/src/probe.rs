@@ -74,6 +74,8 @@ pub enum TestCode {
     /// The system cannot be reached from here (a cloud service); only the configuration
     /// was checked.
     NotTestable,
+    /// Reading (or writing) this connector from a query is not supported here.
+    Unsupported,
 }
 
 impl fmt::Display for TestCode {

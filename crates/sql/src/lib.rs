@@ -21,6 +21,7 @@ pub mod describe;
 pub mod errors;
 mod mask;
 pub mod parser;
+pub mod preview;
 mod provider;
 pub mod render;
 mod sample_rows;

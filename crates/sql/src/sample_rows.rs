@@ -59,7 +59,7 @@ pub(crate) fn decode(
 }
 
 /// The decoded physical columns and the metadata columns, in the table's field order.
-fn with_metadata(
+pub(crate) fn with_metadata(
     table: &ConnectionTable,
     physical: &RecordBatch,
     messages: &[SampledMessage],
@@ -155,7 +155,7 @@ fn metadata_column(
     }
 }
 
-fn reason(e: &tributary_formats::DecodeError) -> String {
+pub(crate) fn reason(e: &tributary_formats::DecodeError) -> String {
     match e {
         tributary_formats::DecodeError::BadRecord { reason, .. } => reason.clone(),
         other => other.to_string(),

@@ -158,7 +158,17 @@ pub(crate) async fn test_table(
         table.connection_type,
         limit as usize,
     );
-    probe.whole_files = matches!(
+    probe.whole_files = whole_files(table);
+    let connector = &entry.connector;
+    probing(probe, progress, async |p| connector.test_table(p).await)
+        .await
+        .1
+}
+
+/// Whether a file source's messages are whole files (binary formats: parquet, Avro
+/// container files) rather than lines.
+pub(crate) fn whole_files(table: &ConnectionTable) -> bool {
+    matches!(
         &table.schema.format,
         Some(Format::Parquet(_))
             | Some(Format::Avro(tributary_types::AvroFormat {
@@ -166,11 +176,30 @@ pub(crate) async fn test_table(
                 confluent_schema_registry: false,
                 ..
             }))
-    );
-    let connector = &entry.connector;
-    probing(probe, progress, async |p| connector.test_table(p).await)
-        .await
-        .1
+    )
+}
+
+/// The connection settings a table's connector uses: its profile's config, or the
+/// settings written inline (`Null` when it has neither, or the profile is gone).
+pub(crate) fn connection_of(
+    store: &dyn tributary_catalog::CatalogStore,
+    table: &ConnectionTable,
+) -> Value {
+    match (&table.profile, &table.inline_profile) {
+        (Some(id), _) => store
+            .profile(id)
+            .ok()
+            .flatten()
+            .map(|p| p.config)
+            .unwrap_or_default(),
+        (None, Some(inline)) => inline.clone(),
+        (None, None) => Value::Null,
+    }
+}
+
+/// Environment variables, as probes read `{{ VAR }}` references.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    env(name)
 }
 
 pub(crate) use crate::sample_rows::decode;

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tributary_catalog::CatalogStore;
 use tributary_types::SourceField;
@@ -17,6 +18,8 @@ pub struct SessionShared {
     pub store: Arc<dyn CatalogStore>,
     /// Schemas inferred for sinks by the INSERT being planned, by lowercase table name.
     pub(crate) inferred: Mutex<HashMap<String, Vec<SourceField>>>,
+    /// The session never reaches another system: queries read only local sources.
+    offline: AtomicBool,
 }
 
 impl SessionShared {
@@ -25,7 +28,18 @@ impl SessionShared {
         Arc::new(Self {
             store,
             inferred: Mutex::new(HashMap::new()),
+            offline: AtomicBool::new(false),
         })
+    }
+
+    /// Keep queries of this session on this machine.
+    pub(crate) fn set_offline(&self) {
+        self.offline.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether queries of this session may only read local sources.
+    pub(crate) fn is_offline(&self) -> bool {
+        self.offline.load(Ordering::SeqCst)
     }
 
     fn inferred_fields(&self, name: &str) -> Option<Vec<SourceField>> {
@@ -87,7 +101,7 @@ impl SchemaProvider for TributarySchemaProvider {
             {
                 t.schema.fields = fields;
             }
-            Arc::new(ConnectionTableProvider::new(t)) as Arc<dyn TableProvider>
+            Arc::new(ConnectionTableProvider::new(t, self.shared.clone())) as Arc<dyn TableProvider>
         }))
     }
 

@@ -1,7 +1,9 @@
-//! Plan nodes for reading and writing connection tables. They make `EXPLAIN` show what
-//! would be read and written; reading (and writing, except to `blackhole`) answers "not
-//! supported yet" until the execution work lands.
+//! Plan nodes for reading and writing connection tables. Reading runs the connector's
+//! reader (`scan`); writing, except to `blackhole`, answers "not supported yet" until
+//! sinks land.
 
+use super::scan::{ScanSpec, scan_stream};
+use crate::preview::PreviewOptions;
 use datafusion::arrow::array::{RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -17,34 +19,60 @@ use datafusion::physical_plan::{
 use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
+use tributary_connectors::registry;
 use tributary_types::{ConnectionTable, Diagnostic};
 
-/// Reads a connection table.
+/// Reads a connection table (see `scan`): one partition, which merges the source's own.
 #[derive(Debug)]
 pub struct ConnectionScanExec {
-    table: String,
-    connector: String,
+    spec: Arc<ScanSpec>,
     description: String,
-    limit: Option<usize>,
+    /// The source does not end on its own.
+    unbounded: bool,
     properties: Arc<PlanProperties>,
 }
 
 impl ConnectionScanExec {
-    pub(super) fn new(table: &ConnectionTable, schema: SchemaRef, limit: Option<usize>) -> Self {
-        Self {
-            table: table.name.clone(),
-            connector: table.connector.clone(),
-            description: tributary_types::redact_text(&table.description).into_owned(),
-            limit,
+    pub(super) fn new(spec: ScanSpec) -> Result<Self> {
+        let schema = spec.output_schema()?;
+        let unbounded = match registry().get(&spec.table.connector) {
+            Some(entry) => !entry.connector.bounded(&spec.table.config),
+            None => true,
+        };
+        Ok(Self {
+            description: tributary_types::redact_text(&spec.table.description).into_owned(),
+            unbounded,
+            spec: Arc::new(spec),
             properties: Arc::new(PlanProperties::new(
                 EquivalenceProperties::new(schema),
                 Partitioning::UnknownPartitioning(1),
                 EmissionType::Incremental,
-                // Reads are previews and bounded samples until the streaming engine exists, so
-                // plans use bounded operators (an unbounded input would forbid aggregates).
+                // DataFusion's operators run over a finite input: the scan ends at its
+                // source's end, its LIMIT or the session's preview bounds, and queries
+                // that would never end are refused before they start (`bounds`).
                 Boundedness::Bounded,
             )),
-        }
+        })
+    }
+
+    /// The table read.
+    pub(crate) fn table_name(&self) -> &str {
+        &self.spec.table.name
+    }
+
+    /// The table's connector.
+    pub(crate) fn connector(&self) -> &str {
+        &self.spec.table.connector
+    }
+
+    /// Whether the source never ends on its own.
+    pub(crate) fn unbounded(&self) -> bool {
+        self.unbounded
+    }
+
+    /// The most rows the scan reads, when a LIMIT was pushed into it.
+    pub(crate) fn limit(&self) -> Option<usize> {
+        self.spec.limit
     }
 }
 
@@ -53,9 +81,9 @@ impl DisplayAs for ConnectionScanExec {
         write!(
             f,
             "ConnectionScanExec: table={}, connector={}, source={}",
-            self.table, self.connector, self.description
+            self.spec.table.name, self.spec.table.connector, self.description
         )?;
-        if let Some(l) = self.limit {
+        if let Some(l) = self.spec.limit {
             write!(f, ", limit={l}")?;
         }
         Ok(())
@@ -91,14 +119,23 @@ impl ExecutionPlan for ConnectionScanExec {
 
     fn execute(
         &self,
-        _partition: usize,
-        _context: Arc<TaskContext>,
+        partition: usize,
+        context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        Err(crate::errors::to_datafusion(
-            Diagnostic::error(format!("reading table '{}' (connector '{}') is not supported yet", self.table, self.connector))
-                .with_note("statements are validated and planned; reading from connectors arrives with the execution work")
-                .with_help(format!("Use EXPLAIN to see the plan, or TEST TABLE {} to read sample rows.", self.table)),
-        ))
+        if partition != 0 {
+            return Err(DataFusionError::Internal(format!(
+                "ConnectionScanExec has one partition, not {}",
+                partition + 1
+            )));
+        }
+        let config = context.session_config();
+        let preview = config
+            .options()
+            .extensions
+            .get::<PreviewOptions>()
+            .cloned()
+            .unwrap_or_default();
+        scan_stream(self.spec.clone(), &preview, config.batch_size())
     }
 }
 

@@ -5,13 +5,16 @@
 //!
 //! [`CatalogStore`]: tributary_catalog::CatalogStore
 
+mod bounds;
 mod catalog;
 mod checks;
 mod exec;
 mod lookup;
 mod lookup_exec;
+mod scan;
 mod table;
 
+pub(crate) use bounds::unbounded_reads;
 pub use catalog::{SessionShared, TributaryCatalogProvider, TributarySchemaProvider};
 pub(crate) use checks::check_plan;
 pub use lookup::{LookupJoin, LookupJoins};

@@ -1,16 +1,21 @@
 //! [`ConnectionTableProvider`]: a connection table as DataFusion sees it: physical,
 //! metadata and virtual columns with their Arrow types.
 
+use super::catalog::SessionShared;
 use super::exec::{ConnectionScanExec, ConnectionSinkExec};
+use super::scan::ScanSpec;
 use crate::ddl::all_arrow_fields;
 use crate::windows::EVENT_TIME_METADATA;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::DFSchema;
 use datafusion::datasource::TableType;
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::SessionState;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::dml::InsertOp;
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
 use tributary_types::{ConnectionTable, ConnectionType};
@@ -20,11 +25,12 @@ use tributary_types::{ConnectionTable, ConnectionType};
 pub struct ConnectionTableProvider {
     table: ConnectionTable,
     schema: SchemaRef,
+    shared: Arc<SessionShared>,
 }
 
 impl ConnectionTableProvider {
-    /// The provider for a stored table.
-    pub fn new(table: ConnectionTable) -> Self {
+    /// The provider for a stored table of the session whose state is `shared`.
+    pub fn new(table: ConnectionTable, shared: Arc<SessionShared>) -> Self {
         let mut schema = all_arrow_fields(&table.schema.fields, &table.virtual_columns);
         // The event-time column is marked, so that Arroyo's `tumble(INTERVAL ..)` windows it.
         if let Some(time) = &table.event_time_field {
@@ -47,7 +53,29 @@ impl ConnectionTableProvider {
         Self {
             table,
             schema: Arc::new(schema),
+            shared,
         }
+    }
+
+    /// Plan each virtual column's expression against the stored (physical and metadata)
+    /// columns: its place in the table's schema and the physical expression.
+    fn virtual_exprs(&self, state: &dyn Session) -> Result<Vec<(usize, Arc<dyn PhysicalExpr>)>> {
+        if self.table.virtual_columns.is_empty() {
+            return Ok(vec![]);
+        }
+        let Some(state) = state.as_any().downcast_ref::<SessionState>() else {
+            return Err(DataFusionError::Plan(
+                "virtual columns need a Tributary session to be computed".into(),
+            ));
+        };
+        let stored = DFSchema::try_from(all_arrow_fields(&self.table.schema.fields, &[]))?;
+        let mut out = Vec::with_capacity(self.table.virtual_columns.len());
+        for v in &self.table.virtual_columns {
+            let at = self.schema.index_of(&v.name)?;
+            let logical = state.create_logical_expr(&v.expression, &stored)?;
+            out.push((at, state.create_physical_expr(logical, &stored)?));
+        }
+        Ok(out)
     }
 
     /// The stored table.
@@ -71,20 +99,20 @@ impl TableProvider for ConnectionTableProvider {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let schema = match projection {
-            Some(p) => Arc::new(self.schema.project(p)?),
-            None => self.schema.clone(),
-        };
-        Ok(Arc::new(ConnectionScanExec::new(
-            &self.table,
-            schema,
+        let spec = ScanSpec {
+            table: self.table.clone(),
+            shared: self.shared.clone(),
+            full_schema: self.schema.clone(),
+            projection: projection.cloned(),
+            virtuals: self.virtual_exprs(state)?,
             limit,
-        )))
+        };
+        Ok(Arc::new(ConnectionScanExec::new(spec)?))
     }
 
     async fn insert_into(

@@ -37,6 +37,7 @@ pub fn session_config() -> SessionConfig {
         .with_default_catalog_and_schema(crate::CATALOG_NAME, crate::SCHEMA_NAME)
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(true)
+        .with_option_extension(crate::preview::PreviewOptions::default())
 }
 
 /// Register Tributary's catalog (as `tributary`) and window functions on a context, and
@@ -108,6 +109,7 @@ impl Session {
     /// (`TEST`, `SHOW TOPICS`) are refused. For offline work and DDL test suites.
     pub fn offline(mut self) -> Self {
         self.connection_tests = false;
+        self.shared.set_offline();
         self
     }
 

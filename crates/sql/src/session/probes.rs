@@ -150,17 +150,7 @@ impl Session {
         testing::Tested,
         Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>>,
     ) {
-        let store = self.shared.store.as_ref();
-        let connection = match (&table.profile, &table.inline_profile) {
-            (Some(id), _) => store
-                .profile(id)
-                .ok()
-                .flatten()
-                .map(|p| p.config)
-                .unwrap_or_default(),
-            (None, Some(inline)) => inline.clone(),
-            (None, None) => serde_json::Value::Null,
-        };
+        let connection = testing::connection_of(self.shared.store.as_ref(), table);
         let tested = testing::test_table(table, &connection, limit, timeout, progress).await;
         let outcome = judge_table_test(table, &tested, span);
         (tested, outcome)

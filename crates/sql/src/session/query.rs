@@ -5,11 +5,13 @@ use super::Session;
 use super::outcome::{Handled, Mode, Reply};
 use crate::errors::datafusion_diagnostic;
 use crate::parser::ast::{Name, ParsedStatement};
-use crate::provider::{SessionShared, check_plan};
+use crate::preview::PreviewOptions;
+use crate::provider::{SessionShared, check_plan, unbounded_reads};
 use crate::sinks::{InsertTarget, insert_target, window_into_timestamp};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
 use tributary_catalog::Change;
 use tributary_types::{Diagnostic, Span};
@@ -25,8 +27,9 @@ impl Session {
         } = self.plan_query(stmt, &state).await?;
         let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
         if mode == Mode::Check && !is_explain {
-            crate::deep::block_on_deep(state.create_physical_plan(&plan))
+            let physical = crate::deep::block_on_deep(state.create_physical_plan(&plan))
                 .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+            check_bounds(&physical, &state, span)?;
             return Ok(Reply::done("PLANNED", vec![]));
         }
         let df = self
@@ -35,8 +38,13 @@ impl Session {
             .await
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let batches = df
-            .collect()
+        let task = Arc::new(df.task_ctx());
+        let physical = df
+            .create_physical_plan()
+            .await
+            .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+        check_bounds(&physical, &self.ctx.state(), span)?;
+        let batches = datafusion::physical_plan::collect(physical, task)
             .await
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
         if let Some(InsertTarget {
@@ -134,6 +142,27 @@ impl Session {
             shared: self.shared.clone(),
             table: table.to_lowercase(),
         }
+    }
+}
+
+/// Refuse a plan that reads a source with no end and nothing to bound the read.
+fn check_bounds(
+    plan: &Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+    span: Span,
+) -> Result<(), Vec<Diagnostic>> {
+    let preview = state
+        .config()
+        .options()
+        .extensions
+        .get::<PreviewOptions>()
+        .cloned()
+        .unwrap_or_default();
+    let problems = unbounded_reads(plan, &preview, span);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
     }
 }
 

@@ -1,0 +1,117 @@
+//! Queries that could never finish are refused before they start. A source that does not
+//! end on its own (a Kafka topic, an unbounded generator) may only be read up to a bound:
+//! a `LIMIT` that stops it (through operators that pass rows on as they come), or the
+//! session's `preview.max_rows` / `preview.timeout`. An aggregate, a sort or a join's
+//! build side reads its input to the end first, so a `LIMIT` above it bounds nothing.
+
+use super::exec::ConnectionScanExec;
+use crate::preview::PreviewOptions;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::execution_plan::EmissionType;
+use std::sync::Arc;
+use tributary_types::{Diagnostic, Span};
+
+/// What the operators above a node do with its rows.
+#[derive(Debug, Clone)]
+enum Above {
+    /// A LIMIT takes what it needs as rows come, then stops the input.
+    Limited,
+    /// Something must read the input to its end first (what, in words).
+    ReadsToEnd(String),
+}
+
+/// Every unbounded read of `plan` that nothing bounds, as a diagnostic at `span`.
+pub(crate) fn unbounded_reads(
+    plan: &Arc<dyn ExecutionPlan>,
+    preview: &PreviewOptions,
+    span: Span,
+) -> Vec<Diagnostic> {
+    if preview.bounds_reads() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    // The result is gathered before it is shown, so the query itself must end.
+    walk(
+        plan,
+        &Above::ReadsToEnd("the query's result is complete only when its sources end".into()),
+        span,
+        &mut out,
+    );
+    out
+}
+
+fn walk(plan: &Arc<dyn ExecutionPlan>, above: &Above, span: Span, out: &mut Vec<Diagnostic>) {
+    if let Some(scan) = plan.downcast_ref::<ConnectionScanExec>() {
+        if scan.unbounded() && scan.limit().is_none() && !matches!(above, Above::Limited) {
+            out.push(refusal(scan, above, span));
+        }
+        return;
+    }
+    let blocking = matches!(
+        plan.properties().emission_type,
+        EmissionType::Final | EmissionType::Both
+    );
+    let mine = if blocking {
+        Above::ReadsToEnd(format!(
+            "{} reads its whole input before it answers",
+            what(plan)
+        ))
+    } else if plan.fetch().is_some() {
+        Above::Limited
+    } else {
+        above.clone()
+    };
+    for (i, child) in plan.children().into_iter().enumerate() {
+        let reads = match plan.name() {
+            // The build side (left) is read whole before the probe side streams.
+            "HashJoinExec" if i == 0 => {
+                Above::ReadsToEnd("a join reads one side whole before it matches the other".into())
+            }
+            "HashJoinExec" => mine.clone(),
+            "NestedLoopJoinExec"
+            | "CrossJoinExec"
+            | "SortMergeJoinExec"
+            | "SymmetricHashJoinExec" => Above::ReadsToEnd(
+                "a join of two sources reads them whole before it can finish".into(),
+            ),
+            _ => mine.clone(),
+        };
+        walk(child, &reads, span, out);
+    }
+}
+
+/// "an aggregate", "a sort", ...: the operator in words.
+fn what(plan: &Arc<dyn ExecutionPlan>) -> String {
+    let name = plan.name();
+    let word = if name.contains("Aggregate") {
+        "an aggregate (GROUP BY, count, sum, a window)"
+    } else if name.contains("Sort") {
+        "a sort (ORDER BY)"
+    } else if name.contains("Window") {
+        "a window function"
+    } else if name.contains("Join") {
+        "a join"
+    } else {
+        return format!("the {name} step");
+    };
+    word.to_string()
+}
+
+fn refusal(scan: &ConnectionScanExec, above: &Above, span: Span) -> Diagnostic {
+    let why = match above {
+        Above::ReadsToEnd(why) => why.clone(),
+        Above::Limited => String::new(),
+    };
+    Diagnostic::error(format!(
+        "table '{}' (connector '{}') never ends, so this query would never finish",
+        scan.table_name(),
+        scan.connector()
+    ))
+    .with_span(span)
+    .with_note(why)
+    .with_help(
+        "Bound the read: add LIMIT n to a query that passes rows on as they come, or \
+         bound every read of the session with SET preview.max_rows = 1000 or \
+         SET preview.timeout = '10 seconds'.",
+    )
+}
