@@ -2,8 +2,10 @@
 //! locate the path, read sample messages (lines, or whole files for binary formats), and
 //! for sinks prove the directory is writable by creating and removing a probe file.
 
-use crate::probe::{Probe, Stage, TestCode};
+use crate::probe::{Probe, SampledMessage, Stage, TestCode};
+use crate::source::{ReadFailure, SourceReader};
 use std::path::{Path, PathBuf};
+use tokio::io::AsyncReadExt;
 
 /// A local path from a setting (`file://` stripped); `None` for other URLs.
 pub(crate) fn local_path(setting: &str) -> Option<PathBuf> {
@@ -101,6 +103,176 @@ pub(crate) async fn read_messages(probe: &mut Probe<'_>, files: &[PathBuf]) {
         );
     } else {
         probe.pass(Stage::Read, probe.messages_read());
+    }
+}
+
+/// The longest line a file source reads as one message; a longer one is an error naming
+/// the file, so a file without newlines cannot take all memory.
+const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most bytes one compressed file may expand to: the file is decompressed in memory,
+/// so a decompression bomb is an error naming the file, not an exhausted machine.
+const MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;
+
+/// How the files of a source are compressed (`source.compression`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The compression a table's `compression_format` setting names.
+    pub(crate) fn of(setting: Option<&str>) -> Self {
+        match setting {
+            Some("gzip") => Self::Gzip,
+            Some("zstd") => Self::Zstd,
+            _ => Self::None,
+        }
+    }
+
+    fn expand(self, path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, ReadFailure> {
+        use std::io::Read;
+        let reader: Box<dyn Read> = match self {
+            Self::None => return Ok(bytes),
+            Self::Gzip => Box::new(flate2::read::MultiGzDecoder::new(bytes.as_slice())),
+            Self::Zstd => Box::new(
+                zstd::stream::read::Decoder::new(bytes.as_slice())
+                    .map_err(|e| read_failure(path, &e))?,
+            ),
+        };
+        let mut out = Vec::new();
+        reader
+            .take(MAX_DECOMPRESSED_BYTES + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| {
+                ReadFailure::new(
+                    format!("cannot decompress '{}': {e}", path.display()),
+                    "Check 'source.compression' against how the files were written.",
+                )
+            })?;
+        if out.len() as u64 > MAX_DECOMPRESSED_BYTES {
+            return Err(ReadFailure::new(
+                format!(
+                    "'{}' expands to more than {} GiB",
+                    path.display(),
+                    MAX_DECOMPRESSED_BYTES >> 30
+                ),
+                "Split the file into smaller ones.",
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// The file being read: lines come from it as they are asked for.
+type Lines = Box<dyn tokio::io::AsyncBufRead + Unpin + Send>;
+
+/// Files read for a query, one after the other: each line a message (empty lines
+/// skipped), or each whole file for binary formats. A file is opened only when the one
+/// before it is done; an uncompressed one is read line by line as rows are asked for, a
+/// compressed one is expanded in memory first.
+pub(crate) struct FileReader {
+    files: std::collections::VecDeque<PathBuf>,
+    whole_files: bool,
+    compression: Compression,
+    current: Option<(PathBuf, Lines)>,
+}
+
+impl std::fmt::Debug for FileReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileReader")
+            .field("files_left", &self.files.len())
+            .field("whole_files", &self.whole_files)
+            .field("compression", &self.compression)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FileReader {
+    pub(crate) fn new(files: Vec<PathBuf>, whole_files: bool, compression: Compression) -> Self {
+        Self {
+            files: files.into(),
+            whole_files,
+            compression,
+            current: None,
+        }
+    }
+
+    /// The next file's contents as one message (whole files), or its lines made current.
+    async fn open_next(&mut self, path: PathBuf) -> Result<Option<SampledMessage>, ReadFailure> {
+        if self.whole_files || self.compression != Compression::None {
+            let bytes = tokio::fs::read(&path)
+                .await
+                .map_err(|e| read_failure(&path, &e))?;
+            let bytes = self.compression.expand(&path, bytes)?;
+            if self.whole_files {
+                return Ok(Some(bytes.into()));
+            }
+            self.current = Some((path, Box::new(std::io::Cursor::new(bytes))));
+            return Ok(None);
+        }
+        let file = tokio::fs::File::open(&path)
+            .await
+            .map_err(|e| read_failure(&path, &e))?;
+        self.current = Some((path, Box::new(tokio::io::BufReader::new(file))));
+        Ok(None)
+    }
+}
+
+fn read_failure(file: &Path, e: &std::io::Error) -> ReadFailure {
+    ReadFailure::new(
+        format!("cannot read '{}': {e}", file.display()),
+        "Check that the file still exists and is readable.",
+    )
+}
+
+#[async_trait::async_trait]
+impl SourceReader for FileReader {
+    async fn next_batch(&mut self, max: usize) -> Result<Option<Vec<SampledMessage>>, ReadFailure> {
+        use tokio::io::AsyncBufReadExt;
+        let mut out = Vec::new();
+        while out.len() < max.max(1) {
+            let Some((path, reader)) = &mut self.current else {
+                let Some(next) = self.files.pop_front() else {
+                    break;
+                };
+                if let Some(whole) = self.open_next(next).await? {
+                    out.push(whole);
+                }
+                continue;
+            };
+            let mut line = Vec::new();
+            let n = (&mut *reader)
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut line)
+                .await
+                .map_err(|e| read_failure(path, &e))?;
+            if n == 0 {
+                self.current = None;
+                continue;
+            }
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            } else if line.len() > MAX_LINE_BYTES {
+                return Err(ReadFailure::new(
+                    format!(
+                        "a line of '{}' is longer than {} MiB",
+                        path.display(),
+                        MAX_LINE_BYTES >> 20
+                    ),
+                    "Check that the file is newline-delimited, as the table's format expects.",
+                ));
+            }
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            if !line.is_empty() {
+                out.push(line.into());
+            }
+        }
+        Ok((!out.is_empty()).then_some(out))
     }
 }
 

@@ -179,6 +179,9 @@ pub struct Probe<'a> {
     /// File sources return whole files as messages (binary formats: parquet, Avro
     /// container files) rather than lines.
     pub whole_files: bool,
+    /// The probe opens a reader for a query (`Connector::open_source`) rather than
+    /// testing: what a test may skip, a query needs.
+    pub query: bool,
     env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
     on_event: Option<EventSink>,
     started: Instant,
@@ -213,6 +216,7 @@ impl<'a> Probe<'a> {
             limit: 10,
             timeout,
             whole_files: false,
+            query: false,
             env,
             on_event: None,
             started: Instant::now(),

@@ -6,7 +6,9 @@ mod probe;
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::file_sink::{self, file_table_options};
+use crate::local_files::local_path;
 use crate::probe::{Probe, Stage};
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -101,5 +103,15 @@ impl Connector for FileSystem {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         probe::test_table(probe).await;
+    }
+    fn bounded(&self, _table: &Value) -> bool {
+        // A source reads the files there when the query starts, then ends.
+        true
+    }
+    fn reads_locally(&self, table: &Value) -> bool {
+        str_at(table, "/table_type/path").is_some_and(|p| local_path(p).is_some())
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        probe::open_source(probe).await
     }
 }

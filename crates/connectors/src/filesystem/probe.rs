@@ -1,9 +1,12 @@
-//! The filesystem connector's connection test: local paths are located and read (or
-//! proved writable for sinks); object-store URLs are only checked for shape, since their
-//! stores cannot be reached from a test machine.
+//! The filesystem connector's connection test and reader: local paths are located and
+//! read (or proved writable for sinks); object-store URLs are only checked for shape,
+//! since their stores cannot be reached from a test machine.
 
-use crate::local_files::{check_writable, io_code, local_path, read_messages};
+use crate::local_files::{
+    Compression, FileReader, check_writable, io_code, local_path, read_messages,
+};
 use crate::probe::{Probe, Stage, TestCode};
+use crate::source::SourceReader;
 use std::path::{Path, PathBuf};
 use tributary_types::ConnectionType;
 
@@ -11,30 +14,59 @@ use tributary_types::ConnectionType;
 const MAX_LISTED: usize = 10_000;
 
 pub(super) async fn test_table(probe: &mut Probe<'_>) {
-    let Some(setting) = probe.table_setting("/table_type/path", "path") else {
-        return;
-    };
+    if let Some(files) = locate(probe, MAX_LISTED).await {
+        read_messages(probe, &files).await;
+    }
+}
+
+/// A reader of every file the table names (whole files or lines, as the format needs),
+/// in path order, for a query.
+pub(super) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+    let files = locate(probe, usize::MAX).await?;
+    let compression = Compression::of(
+        probe
+            .table
+            .and_then(|t| t.pointer("/table_type/compression_format"))
+            .and_then(|v| v.as_str()),
+    );
+    Some(Box::new(FileReader::new(
+        files,
+        probe.whole_files,
+        compression,
+    )))
+}
+
+/// Find the table's files (at most `max`, sorted): the path resolved, then listed and
+/// filtered by `source.regex_pattern`. A sink is proved writable instead (`None`).
+async fn locate(probe: &mut Probe<'_>, max: usize) -> Option<Vec<PathBuf>> {
+    let setting = probe.table_setting("/table_type/path", "path")?;
     let Some(root) = local_path(&setting) else {
-        probe.skip(
-            Stage::Connect,
-            TestCode::NotTestable,
-            format!(
-                "'{setting}' is in an object store, which is tested against the real endpoint only; the path's form was checked"
-            ),
+        let message = format!(
+            "'{setting}' is in an object store, which is tested against the real endpoint only; the path's form was checked"
         );
-        return;
+        if probe.query {
+            probe.fail(
+                Stage::Connect,
+                TestCode::Unsupported,
+                format!("queries cannot read object stores yet ('{setting}')"),
+                "Copy the files to a local directory and read that, or TEST TABLE to check the path.",
+            );
+        } else {
+            probe.skip(Stage::Connect, TestCode::NotTestable, message);
+        }
+        return None;
     };
     probe.pass(Stage::Connect, "local files need no connection");
     if probe.role == Some(ConnectionType::Sink) {
         check_writable(probe, &root).await;
-        return;
+        return None;
     }
     let pattern = probe
         .table
         .and_then(|t| t.pointer("/table_type/regex_pattern"))
         .and_then(|v| v.as_str())
         .and_then(|p| regex::Regex::new(p).ok());
-    let files = match list(&root).await {
+    let files = match list(&root, max).await {
         Ok(files) => files,
         Err(e) => {
             probe.fail(
@@ -43,7 +75,7 @@ pub(super) async fn test_table(probe: &mut Probe<'_>) {
                 format!("directory '{}' is not accessible: {e}", root.display()),
                 "Check the path; relative paths are resolved from the working directory.",
             );
-            return;
+            return None;
         }
     };
     let matching: Vec<PathBuf> = files
@@ -69,17 +101,17 @@ pub(super) async fn test_table(probe: &mut Probe<'_>) {
             ),
             "Write files there first, or check the path and 'source.regex_pattern'.",
         );
-        return;
+        return None;
     }
     probe.pass(
         Stage::Locate,
         format!("{} file(s) under '{}'", matching.len(), root.display()),
     );
-    read_messages(probe, &matching).await;
+    Some(matching)
 }
 
-/// Every file under `root`, sorted, depth first.
-async fn list(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// The files under `root` (at most `max`), sorted, depth first.
+async fn list(root: &Path, max: usize) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     tokio::fs::metadata(root).await?;
@@ -93,7 +125,7 @@ async fn list(root: &Path) -> std::io::Result<Vec<PathBuf>> {
         for p in here {
             if tokio::fs::metadata(&p).await?.is_dir() {
                 dirs.push(p);
-            } else if out.len() < MAX_LISTED {
+            } else if out.len() < max {
                 out.push(p);
             }
         }

@@ -1,10 +1,14 @@
 //! The `single_file` connector: one local file as a source or sink.
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
-use crate::local_files::{check_writable, io_code, local_path, read_messages};
+use crate::local_files::{
+    Compression, FileReader, check_writable, io_code, local_path, read_messages,
+};
 use crate::probe::{Probe, Stage, TestCode};
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
+use std::path::PathBuf;
 use tributary_types::{ConnectionType, Diagnostic};
 
 /// The `single_file` connector.
@@ -63,6 +67,30 @@ impl Connector for SingleFile {
     async fn test_connection(&self, probe: &mut Probe<'_>) {
         probe.pass(Stage::Connect, "local files need no connection");
     }
+    fn bounded(&self, _table: &Value) -> bool {
+        true
+    }
+    fn reads_locally(&self, _table: &Value) -> bool {
+        true
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        let setting = probe.table_setting("/path", "path")?;
+        let Some(path) = local_path(&setting) else {
+            probe.fail(
+                Stage::Resolve,
+                TestCode::NotFound,
+                format!("'{setting}' is not a local path"),
+                "Use a local path or a file:// URL.",
+            );
+            return None;
+        };
+        let path = locate(probe, path).await?;
+        Some(Box::new(FileReader::new(
+            vec![path],
+            probe.whole_files,
+            Compression::None,
+        )))
+    }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         let Some(setting) = probe.table_setting("/path", "path") else {
             return;
@@ -79,31 +107,44 @@ impl Connector for SingleFile {
         if probe.role == Some(ConnectionType::Sink) {
             let dir = match path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => std::path::PathBuf::from("."),
+                _ => PathBuf::from("."),
             };
             check_writable(probe, &dir).await;
             return;
         }
-        match tokio::fs::metadata(&path).await {
-            Ok(m) if m.is_file() => {
-                probe.pass(
-                    Stage::Locate,
-                    format!("file '{}' exists ({} bytes)", path.display(), m.len()),
-                );
-                read_messages(probe, &[path]).await;
-            }
-            Ok(_) => probe.fail(
+        if let Some(path) = locate(probe, path).await {
+            read_messages(probe, &[path]).await;
+        }
+    }
+}
+
+/// The file, once it is found to be one (the probe records the locate stage).
+async fn locate(probe: &mut Probe<'_>, path: PathBuf) -> Option<PathBuf> {
+    match tokio::fs::metadata(&path).await {
+        Ok(m) if m.is_file() => {
+            probe.pass(
+                Stage::Locate,
+                format!("file '{}' exists ({} bytes)", path.display(), m.len()),
+            );
+            Some(path)
+        }
+        Ok(_) => {
+            probe.fail(
                 Stage::Locate,
                 TestCode::NotFound,
                 format!("'{}' is not a file", path.display()),
                 "Point 'path' at a file; use the filesystem connector for directories.",
-            ),
-            Err(e) => probe.fail(
+            );
+            None
+        }
+        Err(e) => {
+            probe.fail(
                 Stage::Locate,
                 io_code(&e),
                 format!("file '{}' is not accessible: {e}", path.display()),
                 "Check the path; relative paths are resolved from the working directory.",
-            ),
+            );
+            None
         }
     }
 }

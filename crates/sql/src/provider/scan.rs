@@ -264,6 +264,7 @@ async fn open(spec: &ScanSpec) -> Result<Box<dyn SourceReader>> {
         spec.limit.unwrap_or(usize::MAX),
     );
     probe.whole_files = whole_files(table);
+    probe.query = true;
     match connector.open_source(&mut probe).await {
         Some(reader) => Ok(reader),
         None => {

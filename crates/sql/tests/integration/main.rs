@@ -4,6 +4,7 @@
 
 mod connection_tests;
 mod limits;
+mod reading;
 mod registry;
 mod secrets;
 mod session;
