@@ -152,6 +152,24 @@ pub struct SampledMessage {
     pub metadata: Vec<(&'static str, MetadataValue)>,
 }
 
+impl SampledMessage {
+    /// The `INT` metadata value under `key`.
+    pub fn int(&self, key: &str) -> Option<i32> {
+        self.metadata.iter().find_map(|(k, v)| match v {
+            MetadataValue::Int(i) if *k == key => Some(*i),
+            _ => None,
+        })
+    }
+
+    /// The `BIGINT` metadata value under `key`.
+    pub fn big_int(&self, key: &str) -> Option<i64> {
+        self.metadata.iter().find_map(|(k, v)| match v {
+            MetadataValue::BigInt(i) if *k == key => Some(*i),
+            _ => None,
+        })
+    }
+}
+
 impl From<Vec<u8>> for SampledMessage {
     fn from(payload: Vec<u8>) -> Self {
         Self {

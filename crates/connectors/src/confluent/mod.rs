@@ -6,6 +6,7 @@ use crate::connector::{
 };
 use crate::kafka;
 use crate::probe::Probe;
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -87,5 +88,8 @@ impl Connector for Confluent {
             kind: "topic",
             names,
         })
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        kafka::open_source(probe).await
     }
 }

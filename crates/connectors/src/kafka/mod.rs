@@ -2,11 +2,13 @@
 //! brokers, authentication and schema registry. `confluent` reuses its table half.
 
 pub(crate) mod probe;
+mod reader;
 
 use crate::connector::{
     Completions, Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
 };
-use crate::probe::Probe;
+use crate::probe::{Probe, Stage, TestCode};
+use crate::source::SourceReader;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, FieldType};
@@ -156,6 +158,34 @@ impl Connector for Kafka {
             kind: "topic",
             names,
         })
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        open_source(probe).await
+    }
+}
+
+/// A reader of the table's topic, every partition, from its start offset (kafka and
+/// confluent tables).
+pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+    let (config, topic, partitions) = probe::locate(probe).await?;
+    let table = probe.table.cloned().unwrap_or_default();
+    match reader::open(config, &topic, &partitions, &table) {
+        Ok(r) => {
+            probe.pass(
+                Stage::Read,
+                format!("reading {} partition(s) of '{topic}'", partitions.len()),
+            );
+            Some(Box::new(r))
+        }
+        Err(e) => {
+            probe.fail(
+                Stage::Read,
+                TestCode::BadResponse,
+                format!("cannot start a consumer of '{topic}': {e}"),
+                "Check the table's client_configs and source options.",
+            );
+            None
+        }
     }
 }
 

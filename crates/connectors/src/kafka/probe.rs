@@ -346,15 +346,34 @@ pub(crate) async fn test_connection(probe: &mut Probe<'_>) {
 }
 
 pub(crate) async fn test_table(probe: &mut Probe<'_>) {
-    let Some(config) = connect(probe).await else {
+    let Some((config, topic, partitions)) = locate(probe).await else {
         return;
     };
-    let Some(topic) = probe.table_setting("/topic", "topic") else {
+    if probe.role == Some(ConnectionType::Sink) {
+        probe.skip(
+            Stage::Write,
+            TestCode::NotTestable,
+            "Kafka cannot check write permission without producing; nothing was written",
+        );
         return;
-    };
+    }
+    if !probe.wants_messages() {
+        return;
+    }
+    read_sample(probe, config, topic, partitions).await;
+}
+
+/// Connect, then find the table's topic and its partitions: the client settings, the
+/// topic and the partition ids, or `None` (the probe says why).
+pub(super) async fn locate(probe: &mut Probe<'_>) -> Option<(ClientConfig, String, Vec<i32>)> {
+    let config = connect(probe).await?;
+    let topic = probe.table_setting("/topic", "topic")?;
     let all = match metadata(config.clone(), None, probe.timeout).await {
         Ok(m) => m,
-        Err(e) => return fail_kafka(probe, Stage::Locate, &e),
+        Err(e) => {
+            fail_kafka(probe, Stage::Locate, &e);
+            return None;
+        }
     };
     let names: Vec<String> = all.topics().iter().map(|t| t.name().to_string()).collect();
     let Some(found) = all.topics().iter().find(|t| t.name() == topic) else {
@@ -376,24 +395,23 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
             ),
             hint,
         );
-        return;
+        return None;
     };
     let partitions: Vec<i32> = found.partitions().iter().map(|p| p.id()).collect();
     probe.pass(
         Stage::Locate,
         format!("topic '{topic}' has {} partition(s)", partitions.len()),
     );
-    if probe.role == Some(ConnectionType::Sink) {
-        probe.skip(
-            Stage::Write,
-            TestCode::NotTestable,
-            "Kafka cannot check write permission without producing; nothing was written",
-        );
-        return;
-    }
-    if !probe.wants_messages() {
-        return;
-    }
+    Some((config, topic, partitions))
+}
+
+/// Read up to `probe.limit` messages from the table's start offset into the probe.
+async fn read_sample(
+    probe: &mut Probe<'_>,
+    config: ClientConfig,
+    topic: String,
+    partitions: Vec<i32>,
+) {
     let offset = probe
         .table
         .and_then(|t| t.pointer("/type/offset"))
@@ -487,31 +505,33 @@ fn read(
             break;
         }
         match consumer.poll(left.min(Duration::from_millis(200))) {
-            Some(Ok(m)) => {
-                if let Some(payload) = m.payload() {
-                    // The values METADATA FROM columns read, as the connector declares them.
-                    let mut metadata = vec![
-                        ("topic", MetadataValue::Text(m.topic().to_string())),
-                        ("partition", MetadataValue::Int(m.partition())),
-                        ("offset_id", MetadataValue::BigInt(m.offset())),
-                    ];
-                    if let Some(key) = m.key() {
-                        metadata.push(("key", MetadataValue::Bytes(key.to_vec())));
-                    }
-                    if let Some(ms) = m.timestamp().to_millis() {
-                        metadata.push(("timestamp", MetadataValue::BigInt(ms)));
-                    }
-                    out.push(SampledMessage {
-                        payload: payload.to_vec(),
-                        metadata,
-                    });
-                }
-            }
+            Some(Ok(m)) => out.extend(sampled(&m)),
             Some(Err(KafkaError::PartitionEOF(_))) | None => {}
             Some(Err(e)) => return Err(e),
         }
     }
     Ok((out, held))
+}
+
+/// A message's payload with the values METADATA FROM columns read, as the connector
+/// declares them; `None` for a message without a payload (a tombstone).
+pub(super) fn sampled(m: &impl Message) -> Option<SampledMessage> {
+    let payload = m.payload()?;
+    let mut metadata = vec![
+        ("topic", MetadataValue::Text(m.topic().to_string())),
+        ("partition", MetadataValue::Int(m.partition())),
+        ("offset_id", MetadataValue::BigInt(m.offset())),
+    ];
+    if let Some(key) = m.key() {
+        metadata.push(("key", MetadataValue::Bytes(key.to_vec())));
+    }
+    if let Some(ms) = m.timestamp().to_millis() {
+        metadata.push(("timestamp", MetadataValue::BigInt(ms)));
+    }
+    Some(SampledMessage {
+        payload: payload.to_vec(),
+        metadata,
+    })
 }
 
 /// The cluster's topics, without internal ones (starting with `_`).

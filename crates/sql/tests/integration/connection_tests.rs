@@ -755,7 +755,7 @@ async fn http_tables_are_requested_and_classified() {
 
 /// librdkafka's in-process mock cluster (the real Kafka protocol over TCP) with a topic
 /// holding `messages`.
-async fn mock_cluster(
+pub(crate) async fn mock_cluster(
     topic: &str,
     messages: &[&str],
 ) -> rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext> {

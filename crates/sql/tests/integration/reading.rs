@@ -149,3 +149,124 @@ async fn a_single_file_is_read_and_what_cannot_be_read_is_named() {
         "+----+\n| id |\n+----+\n| 1  |\n+----+"
     );
 }
+
+/// A session that may connect, over an in-memory catalog, with profile `k` on `servers`.
+async fn kafka_session(servers: &str) -> Session {
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(&format!(
+        "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = '{servers}', validate = false)"
+    ))
+    .await
+    .unwrap();
+    s
+}
+
+#[tokio::test]
+async fn kafka_topics_are_read_with_their_metadata_from_the_start_offset() {
+    let mock = crate::connection_tests::mock_cluster(
+        "orders",
+        &[r#"{"id": 1}"#, r#"{"id": 2}"#, r#"{"id": 3}"#],
+    )
+    .await;
+    let s = kafka_session(&mock.bootstrap_servers()).await;
+    s.execute(
+        "CREATE TABLE orders (id BIGINT NOT NULL, t TEXT METADATA FROM 'topic', \
+         p INT METADATA FROM 'partition', o BIGINT METADATA FROM 'offset_id', \
+         k BYTEA METADATA FROM 'key') WITH (connector = 'kafka', connection_profile = 'k', \
+         topic = 'orders', type = 'source', 'source.offset' = 'earliest', format = 'json')",
+    )
+    .await
+    .unwrap();
+    // The producer keyed message i with "i"; partitions interleave, so sort.
+    let rows = table(
+        &s,
+        "SELECT id, t, p, o, arrow_cast(k, 'Utf8') AS key FROM \
+         (SELECT * FROM orders LIMIT 3) ORDER BY id",
+    )
+    .await;
+    let lines: Vec<&str> = rows.lines().skip(3).take(3).collect();
+    for (i, line) in lines.iter().enumerate() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(cells[1], (i + 1).to_string(), "{rows}");
+        assert_eq!(cells[2], "orders", "{rows}");
+        assert!(cells[3] == "0" || cells[3] == "1", "{rows}");
+        assert!(cells[4].parse::<i64>().unwrap() >= 0, "{rows}");
+        assert_eq!(cells[5], i.to_string(), "{rows}");
+    }
+    // The metadata columns keep their declared types.
+    let types = table(
+        &s,
+        "SELECT arrow_typeof(p) AS p, arrow_typeof(o) AS o, arrow_typeof(k) AS k FROM orders LIMIT 1",
+    )
+    .await;
+    assert!(types.contains("| Int32 | Int64 | Binary |"), "{types}");
+
+    // From the latest offset nothing has arrived: a preview timeout ends the read.
+    s.execute(
+        "CREATE TABLE fresh (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', \
+         topic = 'orders', type = 'source', 'source.offset' = 'latest', format = 'json')",
+    )
+    .await
+    .unwrap();
+    s.execute("SET preview.timeout = '1 second'").await.unwrap();
+    assert!(table(&s, "SELECT count(*) AS n FROM fresh").await.contains("| 0 |"));
+}
+
+#[tokio::test]
+async fn kafka_previews_commit_offsets_only_for_a_named_group() {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let mock = crate::connection_tests::mock_cluster(
+        "events",
+        &[r#"{"id": 1}"#, r#"{"id": 2}"#, r#"{"id": 3}"#],
+    )
+    .await;
+    let servers = mock.bootstrap_servers();
+    let s = kafka_session(&servers).await;
+    for (name, extra) in [
+        ("named", ", 'source.group_id' = 'readers', 'source.offset' = 'earliest'"),
+        ("resumed", ", 'source.group_id' = 'readers', 'source.offset' = 'group'"),
+        ("anonymous", ", 'source.offset' = 'earliest'"),
+    ] {
+        s.execute(&format!(
+            "CREATE TABLE {name} (id BIGINT) WITH (connector = 'kafka', connection_profile = 'k', \
+             topic = 'events', type = 'source', format = 'json'{extra})"
+        ))
+        .await
+        .unwrap();
+    }
+    assert!(table(&s, "SELECT count(*) AS n FROM (SELECT * FROM named LIMIT 2)").await.contains("| 2 |"));
+    // The reader commits as it closes, on its own thread: wait for it.
+    let committed = |group: &str| {
+        let c: BaseConsumer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", &servers)
+            .set("group.id", group)
+            .create()
+            .unwrap();
+        let mut list = rdkafka::TopicPartitionList::new();
+        list.add_partition("events", 0);
+        list.add_partition("events", 1);
+        c.committed_offsets(list, std::time::Duration::from_secs(5))
+            .unwrap()
+            .elements()
+            .iter()
+            .filter_map(|e| e.offset().to_raw())
+            .filter(|o| *o >= 0)
+            .sum::<i64>()
+    };
+    let mut total = 0;
+    for _ in 0..50 {
+        total = committed("readers");
+        if total == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(total, 2, "the two messages taken are committed");
+    // The group resumes after them: one message is left.
+    s.execute("SET preview.timeout = '2 seconds'").await.unwrap();
+    assert!(table(&s, "SELECT count(*) AS n FROM resumed").await.contains("| 1 |"));
+    // A table without a group commits nothing.
+    assert!(table(&s, "SELECT count(*) AS n FROM anonymous").await.contains("| 3 |"));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(committed(&format!("tributary-preview-{}", std::process::id())), 0);
+}
