@@ -50,3 +50,16 @@ EXPLAIN INSERT INTO customer_totals
 SELECT customer_id, SUM(amount) AS total
 FROM orders
 GROUP BY customer_id, tumble(INTERVAL '1' HOUR);
+
+-- Queries read sources. A generator needs no broker, so these run anywhere: five rows,
+-- then an aggregate over a source that ends after 1,000 rows. (A source that never ends
+-- needs a LIMIT, or SET preview.max_rows = 1000 to bound every read.)
+CREATE TABLE IF NOT EXISTS ticks WITH (
+    connector = 'impulse',
+    event_rate = '0',
+    message_count = '1000'
+);
+
+SELECT counter, subtask_index FROM ticks LIMIT 5;
+
+SELECT count(*) AS ticks, sum(counter) AS total, max(counter) AS last FROM ticks;

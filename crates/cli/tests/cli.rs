@@ -300,6 +300,12 @@ fn the_quickstart_runs_and_runs_again() {
         out.contains("ConnectionSinkExec: table=customer_totals"),
         "{out}"
     );
+    // The generator's rows, read for real: the first five, then the whole bounded stream.
+    assert!(
+        out.contains("| 0       | 0             |\n| 1       | 0             |"),
+        "{out}"
+    );
+    assert!(out.contains("| 1000  | 499500 | 999  |"), "{out}");
 
     let second = tributary(&catalog, &["run", script], None);
     let (again, err) = (text(&second.stdout), text(&second.stderr));

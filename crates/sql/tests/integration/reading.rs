@@ -209,7 +209,11 @@ async fn kafka_topics_are_read_with_their_metadata_from_the_start_offset() {
     .await
     .unwrap();
     s.execute("SET preview.timeout = '1 second'").await.unwrap();
-    assert!(table(&s, "SELECT count(*) AS n FROM fresh").await.contains("| 0 |"));
+    assert!(
+        table(&s, "SELECT count(*) AS n FROM fresh")
+            .await
+            .contains("| 0 |")
+    );
 }
 
 #[tokio::test]
@@ -223,8 +227,14 @@ async fn kafka_previews_commit_offsets_only_for_a_named_group() {
     let servers = mock.bootstrap_servers();
     let s = kafka_session(&servers).await;
     for (name, extra) in [
-        ("named", ", 'source.group_id' = 'readers', 'source.offset' = 'earliest'"),
-        ("resumed", ", 'source.group_id' = 'readers', 'source.offset' = 'group'"),
+        (
+            "named",
+            ", 'source.group_id' = 'readers', 'source.offset' = 'earliest'",
+        ),
+        (
+            "resumed",
+            ", 'source.group_id' = 'readers', 'source.offset' = 'group'",
+        ),
         ("anonymous", ", 'source.offset' = 'earliest'"),
     ] {
         s.execute(&format!(
@@ -234,7 +244,14 @@ async fn kafka_previews_commit_offsets_only_for_a_named_group() {
         .await
         .unwrap();
     }
-    assert!(table(&s, "SELECT count(*) AS n FROM (SELECT * FROM named LIMIT 2)").await.contains("| 2 |"));
+    assert!(
+        table(
+            &s,
+            "SELECT count(*) AS n FROM (SELECT * FROM named LIMIT 2)"
+        )
+        .await
+        .contains("| 2 |")
+    );
     // The reader commits as it closes, on its own thread: wait for it.
     let committed = |group: &str| {
         let c: BaseConsumer = rdkafka::ClientConfig::new()
@@ -263,10 +280,23 @@ async fn kafka_previews_commit_offsets_only_for_a_named_group() {
     }
     assert_eq!(total, 2, "the two messages taken are committed");
     // The group resumes after them: one message is left.
-    s.execute("SET preview.timeout = '2 seconds'").await.unwrap();
-    assert!(table(&s, "SELECT count(*) AS n FROM resumed").await.contains("| 1 |"));
+    s.execute("SET preview.timeout = '2 seconds'")
+        .await
+        .unwrap();
+    assert!(
+        table(&s, "SELECT count(*) AS n FROM resumed")
+            .await
+            .contains("| 1 |")
+    );
     // A table without a group commits nothing.
-    assert!(table(&s, "SELECT count(*) AS n FROM anonymous").await.contains("| 3 |"));
+    assert!(
+        table(&s, "SELECT count(*) AS n FROM anonymous")
+            .await
+            .contains("| 3 |")
+    );
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert_eq!(committed(&format!("tributary-preview-{}", std::process::id())), 0);
+    assert_eq!(
+        committed(&format!("tributary-preview-{}", std::process::id())),
+        0
+    );
 }
