@@ -2,10 +2,12 @@
 //! sinks, with profiles holding the servers and authentication.
 
 mod probe;
+mod reader;
 
 use crate::connector::Completions;
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, sink_if_set, str_at};
 use crate::probe::Probe;
+use crate::source::SourceReader;
 use crate::spec::{OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -139,6 +141,9 @@ impl Connector for Nats {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         probe::test_table(probe).await;
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        probe::open_source(probe).await
     }
     async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
         probe::streams(probe).await.map(|names| Completions {

@@ -5,8 +5,11 @@
 //! sink, say that publishing cannot be checked without publishing. Completion lists the
 //! JetStream streams.
 
+use super::reader::NatsReader;
 use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
-use async_nats::{Client, ConnectErrorKind, ConnectOptions};
+use crate::source::SourceReader;
+use async_nats::jetstream::stream::Stream;
+use async_nats::{Client, ConnectErrorKind, ConnectOptions, Subscriber};
 use futures::StreamExt;
 use serde_json::Value;
 use tributary_types::ConnectionType;
@@ -143,8 +146,26 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
     }
 }
 
-async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
-    let js = async_nats::jetstream::new(client);
+/// A source's reader for a query: a JetStream stream read by sequence from its start, or
+/// a core subject subscribed to (the probe says why not).
+pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+    let client = connect(probe).await?;
+    if let Some(name) = probe.table_setting("/connectorType/sourceType/stream", "stream") {
+        let (stream, first, _) = locate_stream(probe, &client, &name).await?;
+        return Some(Box::new(NatsReader::stream(client, stream, first)));
+    }
+    let subject = probe.table_setting("/connectorType/sourceType/subject", "subject")?;
+    let subscription = subscribe(probe, &client, &subject).await?;
+    Some(Box::new(NatsReader::subject(client, subscription)))
+}
+
+/// Find a JetStream stream: the stream, its first sequence and how many messages it holds.
+async fn locate_stream(
+    probe: &mut Probe<'_>,
+    client: &Client,
+    name: &str,
+) -> Option<(Stream, u64, u64)> {
+    let js = async_nats::jetstream::new(client.clone());
     let found = probe
         .within(
             Stage::Locate,
@@ -153,7 +174,7 @@ async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
         )
         .await;
     let mut stream = match found {
-        None => return,
+        None => return None,
         Some(Ok(s)) => s,
         Some(Err(e)) => {
             let mut names = Vec::new();
@@ -171,7 +192,7 @@ async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
                 format!("stream '{name}' is not available: {e}"),
                 hint,
             );
-            return;
+            return None;
         }
     };
     let (first, count) = match stream.info().await {
@@ -183,13 +204,20 @@ async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
                 format!("stream '{name}' has no readable state: {e}"),
                 "Check the stream's health.",
             );
-            return;
+            return None;
         }
     };
     probe.pass(
         Stage::Locate,
         format!("stream '{name}' holds {count} message(s)"),
     );
+    Some((stream, first, count))
+}
+
+async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
+    let Some((stream, first, count)) = locate_stream(probe, &client, name).await else {
+        return;
+    };
     if !probe.wants_messages() {
         return;
     }
@@ -227,9 +255,13 @@ async fn read_stream(probe: &mut Probe<'_>, client: Client, name: &str) {
     probe.pass(Stage::Read, read);
 }
 
-async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
-    let mut subscription = match client.subscribe(subject.to_string()).await {
-        Ok(s) => s,
+/// Subscribe to a core subject (the probe records the locate stage).
+async fn subscribe(probe: &mut Probe<'_>, client: &Client, subject: &str) -> Option<Subscriber> {
+    match client.subscribe(subject.to_string()).await {
+        Ok(s) => {
+            probe.pass(Stage::Locate, format!("subscribed to '{subject}'"));
+            Some(s)
+        }
         Err(e) => {
             probe.fail(
                 Stage::Locate,
@@ -237,10 +269,15 @@ async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
                 format!("cannot subscribe to '{subject}': {e}"),
                 "Check the subject and the user's permissions.",
             );
-            return;
+            None
         }
+    }
+}
+
+async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
+    let Some(mut subscription) = subscribe(probe, &client, subject).await else {
+        return;
     };
-    probe.pass(Stage::Locate, format!("subscribed to '{subject}'"));
     if !probe.wants_messages() {
         return;
     }

@@ -74,16 +74,7 @@ impl Connector for SingleFile {
         true
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
-        let setting = probe.table_setting("/path", "path")?;
-        let Some(path) = local_path(&setting) else {
-            probe.fail(
-                Stage::Resolve,
-                TestCode::NotFound,
-                format!("'{setting}' is not a local path"),
-                "Use a local path or a file:// URL.",
-            );
-            return None;
-        };
+        let path = resolved_path(probe)?;
         let path = locate(probe, path).await?;
         Some(Box::new(FileReader::new(
             vec![path],
@@ -92,16 +83,7 @@ impl Connector for SingleFile {
         )))
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
-        let Some(setting) = probe.table_setting("/path", "path") else {
-            return;
-        };
-        let Some(path) = local_path(&setting) else {
-            probe.fail(
-                Stage::Resolve,
-                TestCode::NotFound,
-                format!("'{setting}' is not a local path"),
-                "Use a local path or a file:// URL.",
-            );
+        let Some(path) = resolved_path(probe) else {
             return;
         };
         if probe.role == Some(ConnectionType::Sink) {
@@ -116,6 +98,21 @@ impl Connector for SingleFile {
             read_messages(probe, &[path]).await;
         }
     }
+}
+
+/// The table's `path` as a local path (the probe says why not).
+fn resolved_path(probe: &mut Probe<'_>) -> Option<PathBuf> {
+    let setting = probe.table_setting("/path", "path")?;
+    let path = local_path(&setting);
+    if path.is_none() {
+        probe.fail(
+            Stage::Resolve,
+            TestCode::NotFound,
+            format!("'{setting}' is not a local path"),
+            "Use a local path or a file:// URL.",
+        );
+    }
+    path
 }
 
 /// The file, once it is found to be one (the probe records the locate stage).

@@ -20,7 +20,7 @@ use tributary_connectors::probe::{Outcome, Probe, SampledMessage, TestCode};
 use tributary_connectors::registry;
 use tributary_connectors::source::SourceReader;
 use tributary_formats::BatchDecoder;
-use tributary_types::{ConnectionTable, Diagnostic};
+use tributary_types::{ConnectionTable, Diagnostic, redact_text};
 
 /// What a scan reads and produces.
 #[derive(Debug)]
@@ -295,12 +295,11 @@ fn failure(
     message: impl Into<String>,
     hint: impl Into<String>,
 ) -> DataFusionError {
-    let hint = hint.into();
-    let d = Diagnostic::error(format!(
-        "cannot read table '{}': {}",
-        table.name,
-        message.into()
-    ));
+    // Readers never put a secret in their words, but a client library's error text may
+    // hold an address with credentials: redact as every diagnostic is.
+    let hint = redact_text(&hint.into()).into_owned();
+    let message = redact_text(&message.into()).into_owned();
+    let d = Diagnostic::error(format!("cannot read table '{}': {message}", table.name));
     to_error(if hint.is_empty() {
         d
     } else {

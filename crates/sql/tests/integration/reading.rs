@@ -300,3 +300,96 @@ async fn kafka_previews_commit_offsets_only_for_a_named_group() {
         0
     );
 }
+
+#[tokio::test]
+async fn nats_streams_are_read_by_sequence_and_subjects_as_published() {
+    let client = async_nats::connect("nats://127.0.0.1:4222")
+        .await
+        .unwrap_or_else(|e| panic!("is nats-server (with -js) running on 127.0.0.1:4222? {e}"));
+    let js = async_nats::jetstream::new(client.clone());
+    let stream = format!("TRIBUTARY_READ_{}", std::process::id());
+    let subject = format!("tributary.read.{}", std::process::id());
+    let _ = js.delete_stream(&stream).await;
+    js.create_stream(async_nats::jetstream::stream::Config {
+        name: stream.clone(),
+        subjects: vec![format!("{subject}.stored")],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for id in 1..=3 {
+        js.publish(
+            format!("{subject}.stored"),
+            format!(r#"{{"id": {id}}}"#).into(),
+        )
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    }
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(
+        "CREATE CONNECTION PROFILE n WITH (connector = 'nats', servers = 'nats://127.0.0.1:4222', validate = false)",
+    )
+    .await
+    .unwrap();
+    s.execute(&format!(
+        "CREATE TABLE stored (id BIGINT) WITH (connector = 'nats', connection_profile = 'n', \
+         type = 'source', stream = '{stream}', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    s.execute(&format!(
+        "CREATE TABLE live (id BIGINT) WITH (connector = 'nats', connection_profile = 'n', \
+         type = 'source', subject = '{subject}.live', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        table(&s, "SELECT id FROM stored LIMIT 3").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n+----+"
+    );
+    // The stream is followed past its end: a message stored while the query waits is read.
+    let publisher = js.clone();
+    let late = format!("{subject}.stored");
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        publisher
+            .publish(late, r#"{"id": 4}"#.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    });
+    assert!(
+        table(
+            &s,
+            "SELECT max(id) AS m FROM (SELECT id FROM stored LIMIT 4)"
+        )
+        .await
+        .contains("| 4 |")
+    );
+    // Nothing was left on the server: the stream has no consumers.
+    let mut info = js.get_stream(&stream).await.unwrap();
+    assert_eq!(info.info().await.unwrap().state.consumer_count, 0);
+
+    // A core subject delivers what is published while the query reads.
+    let live = format!("{subject}.live");
+    let publishing = tokio::spawn(async move {
+        for id in 10.. {
+            client
+                .publish(live.clone(), format!(r#"{{"id": {id}}}"#).into())
+                .await
+                .unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    let rows = table(
+        &s,
+        "SELECT count(*) AS n, min(id) >= 10 AS ok FROM (SELECT id FROM live LIMIT 2)",
+    )
+    .await;
+    publishing.abort();
+    assert!(rows.contains("| 2 | true |"), "{rows}");
+    js.delete_stream(&stream).await.unwrap();
+}
