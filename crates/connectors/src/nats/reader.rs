@@ -17,19 +17,19 @@ const CAUGHT_UP_WAIT: Duration = Duration::from_millis(100);
 /// long as the reader, and closes with it.
 pub(crate) struct NatsReader {
     _client: Client,
-    from: From,
+    from: Origin,
 }
 
-enum From {
-    Stream { stream: Stream, next: u64 },
+enum Origin {
+    Stream { stream: Box<Stream>, next: u64 },
     Subject(Subscriber),
 }
 
 impl std::fmt::Debug for NatsReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.from {
-            From::Stream { next, .. } => write!(f, "NatsReader(stream, next sequence {next})"),
-            From::Subject(_) => f.write_str("NatsReader(subject)"),
+            Origin::Stream { next, .. } => write!(f, "NatsReader(stream, next sequence {next})"),
+            Origin::Subject(_) => f.write_str("NatsReader(subject)"),
         }
     }
 }
@@ -38,8 +38,8 @@ impl NatsReader {
     pub(crate) fn stream(client: Client, stream: Stream, first: u64) -> Self {
         Self {
             _client: client,
-            from: From::Stream {
-                stream,
+            from: Origin::Stream {
+                stream: Box::new(stream),
                 next: first.max(1),
             },
         }
@@ -48,7 +48,7 @@ impl NatsReader {
     pub(crate) fn subject(client: Client, subscription: Subscriber) -> Self {
         Self {
             _client: client,
-            from: From::Subject(subscription),
+            from: Origin::Subject(subscription),
         }
     }
 }
@@ -64,7 +64,7 @@ impl SourceReader for NatsReader {
         let max = max.max(1);
         let mut out = Vec::new();
         match &mut self.from {
-            From::Subject(subscription) => {
+            Origin::Subject(subscription) => {
                 let Some(first) = subscription.next().await else {
                     return Err(ReadFailure::new(
                         "the subscription was closed by the server",
@@ -79,7 +79,7 @@ impl SourceReader for NatsReader {
                     }
                 }
             }
-            From::Stream { stream, next } => loop {
+            Origin::Stream { stream, next } => loop {
                 match stream.get_raw_message(*next).await {
                     Ok(m) => {
                         out.push(message(&m.payload));
