@@ -2,11 +2,13 @@
 //! (publishing), with profiles holding the broker URL, credentials and TLS files.
 
 mod probe;
+mod reader;
 
 use crate::connector::{
     Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
 };
 use crate::probe::Probe;
+use crate::source::SourceReader;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -136,5 +138,8 @@ impl Connector for Mqtt {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         probe::test_table(probe).await;
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        probe::open_source(probe).await
     }
 }

@@ -5,9 +5,11 @@
 //! such. TLS brokers (`mqtts://`, `ssl://`) are verified against the profile's CA (or
 //! this machine's roots), with the client certificate when one is given.
 
+use super::reader::MqttReader;
 use crate::probe::{
     MetadataValue, Probe, SampledMessage, Stage, TestCode, connect_code, human, is_dns_error,
 };
+use crate::source::SourceReader;
 use rumqttc::{
     AsyncClient, ConnectReturnCode, ConnectionError, Event, EventLoop, MqttOptions, Packet, QoS,
     TlsConfiguration, Transport,
@@ -17,6 +19,19 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_types::ConnectionType;
+
+/// A client id no other connection of this process uses (a broker disconnects the older
+/// of two clients with one id), after the profile's `client_prefix`.
+fn client_id(probe: &Probe<'_>) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let prefix = probe
+        .connection
+        .get("clientPrefix")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("tributary");
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{prefix}-{}-{n}", std::process::id())
+}
 
 /// Connect and wait for the broker's CONNACK.
 async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
@@ -36,11 +51,7 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
     let tls = matches!(parsed.scheme(), "mqtts" | "ssl" | "tls");
     let host = parsed.host_str().unwrap_or("localhost").to_string();
     let port = parsed.port().unwrap_or(if tls { 8883 } else { 1883 });
-    let mut options = MqttOptions::new(
-        format!("tributary-test-{}", std::process::id()),
-        host.clone(),
-        port,
-    );
+    let mut options = MqttOptions::new(client_id(probe), host.clone(), port);
     if tls {
         options.set_transport(Transport::tls_with_config(tls_config(probe)?));
     }
@@ -294,39 +305,64 @@ pub(crate) async fn test_connection(probe: &mut Probe<'_>) {
     }
 }
 
-pub(crate) async fn test_table(probe: &mut Probe<'_>) {
-    let Some((client, mut events)) = connect(probe).await else {
-        return;
-    };
-    let Some(topic) = probe.table_setting("/topic", "topic") else {
-        return;
-    };
-    if probe.role == Some(ConnectionType::Sink) {
-        probe.skip(Stage::Write, TestCode::NotTestable, format!("MQTT cannot check publish permission on '{topic}' without publishing; nothing was published"));
-        let _ = client.try_disconnect();
-        return;
+/// The table's `qos` (at least once unless it says otherwise).
+fn qos(probe: &Probe<'_>) -> QoS {
+    match probe
+        .table
+        .and_then(|t| t.get("qos"))
+        .and_then(serde_json::Value::as_str)
+    {
+        Some("AtMostOnce") => QoS::AtMostOnce,
+        Some("ExactlyOnce") => QoS::ExactlyOnce,
+        _ => QoS::AtLeastOnce,
     }
-    if !probe.wants_messages() {
-        let _ = client.try_disconnect();
-        return;
+}
+
+/// A published message with its METADATA values.
+pub(super) fn published(p: &rumqttc::Publish) -> SampledMessage {
+    SampledMessage {
+        payload: p.payload.to_vec(),
+        metadata: vec![("topic", MetadataValue::Text(p.topic.clone()))],
     }
-    if let Err(e) = client.subscribe(topic.clone(), QoS::AtLeastOnce).await {
+}
+
+/// Subscribe to `topic` and wait (within the probe's timeout) for the broker's answer;
+/// `Some(())` once it accepted, `None` when it refused or failed (the probe says why).
+/// Messages that arrive first (a retained one) are kept in the probe.
+async fn subscribe(
+    probe: &mut Probe<'_>,
+    client: &AsyncClient,
+    events: &mut EventLoop,
+    topic: &str,
+    qos: QoS,
+) -> Option<()> {
+    if let Err(e) = client.subscribe(topic.to_string(), qos).await {
         probe.fail(
             Stage::Locate,
             TestCode::BadResponse,
             format!("cannot subscribe to '{topic}': {e}"),
             "Check the topic filter.",
         );
-        return;
+        return None;
     }
     let deadline = tokio::time::Instant::now() + probe.timeout;
-    let mut subscribed = false;
-    while probe.messages.len() < probe.limit {
+    loop {
         let event = match tokio::time::timeout_at(deadline, events.poll()).await {
-            Err(_) => break,
+            Err(_) => {
+                probe.fail(
+                    Stage::Locate,
+                    TestCode::Timeout,
+                    format!(
+                        "the broker did not acknowledge the subscription to '{topic}' within {}",
+                        human(probe.timeout)
+                    ),
+                    "Check that the broker is healthy.",
+                );
+                return None;
+            }
             Ok(Err(e)) => {
                 fail_connection(probe, "the broker", &e);
-                return;
+                return None;
             }
             Ok(Ok(e)) => e,
         };
@@ -343,38 +379,73 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                         format!("the broker refused the subscription to '{topic}'"),
                         "Check the broker's access rules for this topic.",
                     );
-                    return;
+                    return None;
                 }
-                subscribed = true;
                 probe.pass(Stage::Locate, format!("subscribed to '{topic}'"));
+                return Some(());
             }
-            Event::Incoming(Packet::Publish(p)) => probe.messages.push(SampledMessage {
-                payload: p.payload.to_vec(),
-                metadata: vec![("topic", MetadataValue::Text(p.topic.clone()))],
-            }),
+            Event::Incoming(Packet::Publish(p)) => probe.messages.push(published(&p)),
             _ => {}
+        }
+    }
+}
+
+/// A reader of the table's topic for a query: subscribed, then fed by the client's
+/// event loop on a task of its own.
+pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+    let (client, mut events) = connect(probe).await?;
+    let topic = probe.table_setting("/topic", "topic")?;
+    subscribe(probe, &client, &mut events, &topic, qos(probe)).await?;
+    let early = std::mem::take(&mut probe.messages);
+    Some(Box::new(MqttReader::start(client, events, early)))
+}
+
+pub(crate) async fn test_table(probe: &mut Probe<'_>) {
+    let Some((client, mut events)) = connect(probe).await else {
+        return;
+    };
+    let Some(topic) = probe.table_setting("/topic", "topic") else {
+        return;
+    };
+    if probe.role == Some(ConnectionType::Sink) {
+        probe.skip(Stage::Write, TestCode::NotTestable, format!("MQTT cannot check publish permission on '{topic}' without publishing; nothing was published"));
+        let _ = client.try_disconnect();
+        return;
+    }
+    if !probe.wants_messages() {
+        let _ = client.try_disconnect();
+        return;
+    }
+    if subscribe(probe, &client, &mut events, &topic, qos(probe))
+        .await
+        .is_none()
+    {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + probe.timeout;
+    while probe.messages.len() < probe.limit {
+        let event = match tokio::time::timeout_at(deadline, events.poll()).await {
+            Err(_) => break,
+            Ok(Err(e)) => {
+                fail_connection(probe, "the broker", &e);
+                return;
+            }
+            Ok(Ok(e)) => e,
+        };
+        if let Event::Incoming(Packet::Publish(p)) = event {
+            probe.messages.push(published(&p));
         }
     }
     let _ = client.try_disconnect();
     let n = probe.messages.len();
     if n > 0 {
         probe.pass(Stage::Read, probe.messages_read());
-    } else if subscribed {
+    } else {
         probe.fail(
             Stage::Read,
             TestCode::Empty,
             format!("no messages arrived on '{topic}' within {}", human(probe.timeout)),
             "MQTT delivers only messages published while subscribed (and a retained one): publish while testing, check 'topic', or give the test a longer TIMEOUT.",
-        );
-    } else {
-        probe.fail(
-            Stage::Locate,
-            TestCode::Timeout,
-            format!(
-                "the broker did not acknowledge the subscription to '{topic}' within {}",
-                human(probe.timeout)
-            ),
-            "Check that the broker is healthy.",
         );
     }
 }

@@ -393,3 +393,50 @@ async fn nats_streams_are_read_by_sequence_and_subjects_as_published() {
     assert!(rows.contains("| 2 | true |"), "{rows}");
     js.delete_stream(&stream).await.unwrap();
 }
+
+#[tokio::test]
+async fn mqtt_topics_are_read_as_published_with_their_topic() {
+    use rumqttc::{AsyncClient, MqttOptions, QoS};
+    let topic = format!("tributary/read/{}", std::process::id());
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(
+        "CREATE CONNECTION PROFILE m WITH (connector = 'mqtt', url = 'tcp://127.0.0.1:1883', validate = false)",
+    )
+    .await
+    .unwrap();
+    s.execute(&format!(
+        "CREATE TABLE readings (v BIGINT, t TEXT METADATA FROM 'topic') WITH (connector = 'mqtt', \
+         connection_profile = 'm', type = 'source', topic = '{topic}/+', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    let mut options = MqttOptions::new(
+        format!("tributary-pub-{}", std::process::id()),
+        "127.0.0.1",
+        1883,
+    );
+    options.set_keep_alive(std::time::Duration::from_secs(5));
+    let (client, mut events) = AsyncClient::new(options, 10);
+    let publish_to = format!("{topic}/a");
+    let publishing = tokio::spawn(async move {
+        let mut v = 0u64;
+        loop {
+            // Publishing needs the event loop polled; publish between polls.
+            let _ = client.try_publish(
+                publish_to.clone(),
+                QoS::AtLeastOnce,
+                false,
+                format!(r#"{{"v": {v}}}"#),
+            );
+            v += 1;
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(20), events.poll()).await;
+        }
+    });
+    let rows = table(
+        &s,
+        "SELECT count(*) AS n, min(t) AS t FROM (SELECT * FROM readings LIMIT 3)",
+    )
+    .await;
+    publishing.abort();
+    assert!(rows.contains(&format!("| 3 | {topic}/a |")), "{rows}");
+}
