@@ -4,7 +4,7 @@
 //! body read as one message (polling) or as server-sent events (sse).
 
 use crate::http::parse_headers;
-use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
+use crate::probe::{Probe, SampledMessage, Stage, TestCode, human, is_dns_error};
 use futures::StreamExt;
 
 /// Send the table's request; the response when it succeeded (2xx).
@@ -24,32 +24,20 @@ pub(crate) async fn request_allowing(
     body: Option<String>,
     method_may_be_refused: bool,
 ) -> Option<reqwest::Response> {
-    let url = probe.table_setting("/endpoint", "endpoint")?;
-    let headers = table_headers(probe)?;
-    probe.pass(Stage::Resolve, format!("{method} {url}"));
-    let client = match reqwest::Client::builder()
-        .connect_timeout(probe.timeout)
-        .build()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            probe.fail(
-                Stage::Connect,
-                TestCode::TlsFailed,
-                format!("no HTTP client: {e}"),
-                "This is a bug in Tributary; please report it.",
-            );
-            return None;
-        }
-    };
-    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::GET);
-    let mut request = client.request(method.clone(), &url);
-    for (name, value) in &headers {
-        request = request.header(name, value);
-    }
-    if let Some(b) = body {
-        request = request.body(b);
-    }
+    let target = HttpTarget::of(probe, method, body)?;
+    send(probe, &target, method_may_be_refused).await
+}
+
+/// Send `target`'s request once, classifying what goes wrong by stage; the response when
+/// it answered with success (or refused only the method, when that is allowed).
+pub(crate) async fn send(
+    probe: &mut Probe<'_>,
+    target: &HttpTarget,
+    method_may_be_refused: bool,
+) -> Option<reqwest::Response> {
+    let url = target.url.clone();
+    let method = target.method.clone();
+    let request = target.request();
     let sent = probe
         .within(
             Stage::Connect,
@@ -117,6 +105,62 @@ pub(crate) async fn request_allowing(
 
 /// The table's `headers`, with `{{ VAR }}` references resolved; `None` (with the failure
 /// recorded) when a variable is missing or the text is malformed.
+/// An HTTP request a table makes, built once from its settings (`{{ VAR }}` references
+/// resolved) and sent as often as needed: a test sends it once, a polling source at
+/// every interval.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpTarget {
+    client: reqwest::Client,
+    pub url: String,
+    pub method: reqwest::Method,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
+}
+
+impl HttpTarget {
+    /// The table's request (`endpoint`, `headers`); `None` when a setting cannot be
+    /// resolved or no client can be made (the probe says why).
+    pub(crate) fn of(probe: &mut Probe<'_>, method: &str, body: Option<String>) -> Option<Self> {
+        let url = probe.table_setting("/endpoint", "endpoint")?;
+        let headers = table_headers(probe)?;
+        probe.pass(Stage::Resolve, format!("{method} {url}"));
+        let client = match reqwest::Client::builder()
+            .connect_timeout(probe.timeout)
+            .build()
+        {
+            Ok(c) => c,
+            Err(e) => {
+                probe.fail(
+                    Stage::Connect,
+                    TestCode::TlsFailed,
+                    format!("no HTTP client: {e}"),
+                    "This is a bug in Tributary; please report it.",
+                );
+                return None;
+            }
+        };
+        Some(Self {
+            client,
+            url,
+            method: reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::GET),
+            headers,
+            body,
+        })
+    }
+
+    /// The request, ready to send.
+    pub(crate) fn request(&self) -> reqwest::RequestBuilder {
+        let mut request = self.client.request(self.method.clone(), &self.url);
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        if let Some(b) = &self.body {
+            request = request.body(b.clone());
+        }
+        request
+    }
+}
+
 pub(crate) fn table_headers(probe: &mut Probe<'_>) -> Option<Vec<(String, String)>> {
     let Some(raw) = probe
         .table
@@ -206,8 +250,7 @@ pub(crate) async fn read_events(
         return;
     }
     let mut stream = response.bytes_stream();
-    let mut buffer = String::new();
-    let (mut event_type, mut data): (Option<String>, Vec<String>) = (None, Vec::new());
+    let mut parser = SseParser::new(events.to_vec());
     let deadline = tokio::time::Instant::now() + probe.timeout;
     while probe.messages.len() < probe.limit {
         let chunk = match tokio::time::timeout_at(deadline, stream.next()).await {
@@ -223,24 +266,16 @@ pub(crate) async fn read_events(
             }
             Ok(Some(Ok(c))) => c,
         };
-        buffer.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buffer.find('\n') {
-            let line: String = buffer.drain(..=end).collect();
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                // An event ends at a blank line.
-                let kind = event_type.take().unwrap_or_else(|| "message".into());
-                if !data.is_empty()
-                    && (events.is_empty() || events.contains(&kind))
-                    && probe.messages.len() < probe.limit
-                {
-                    probe.messages.push(data.join("\n").into_bytes().into());
-                }
-                data.clear();
-            } else if let Some(v) = line.strip_prefix("data:") {
-                data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
-            } else if let Some(v) = line.strip_prefix("event:") {
-                event_type = Some(v.trim().to_string());
+        match parser.push(&chunk) {
+            Ok(done) => {
+                let room = probe.limit - probe.messages.len();
+                probe
+                    .messages
+                    .extend(done.into_iter().take(room).map(SampledMessage::from));
+            }
+            Err(e) => {
+                probe.fail(Stage::Read, TestCode::BadResponse, e, "Check the server.");
+                return;
             }
         }
     }
@@ -265,8 +300,64 @@ pub(crate) async fn read_events(
     }
 }
 
+/// The longest event line kept while it is incomplete: a stream without newlines is an
+/// error rather than a growing buffer.
+const MAX_EVENT_LINE: usize = 16 * 1024 * 1024;
+
+/// Server-sent events out of the bytes of a stream, in any chunking: each complete event
+/// of a wanted type (all types when `types` is empty) becomes its `data` lines joined.
+#[derive(Debug, Default)]
+pub(crate) struct SseParser {
+    types: Vec<String>,
+    buffer: Vec<u8>,
+    event_type: Option<String>,
+    data: Vec<String>,
+}
+
+impl SseParser {
+    pub(crate) fn new(types: Vec<String>) -> Self {
+        Self {
+            types,
+            ..Self::default()
+        }
+    }
+
+    /// The events `chunk` completes.
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        self.buffer.extend_from_slice(chunk);
+        let mut done = Vec::new();
+        let mut start = 0;
+        while let Some(end) = self.buffer[start..].iter().position(|b| *b == b'\n') {
+            let raw = &self.buffer[start..start + end];
+            start += end + 1;
+            let line = String::from_utf8_lossy(raw);
+            let line = line.trim_end_matches('\r');
+            if line.is_empty() {
+                // An event ends at a blank line.
+                let kind = self.event_type.take().unwrap_or_else(|| "message".into());
+                if !self.data.is_empty() && (self.types.is_empty() || self.types.contains(&kind)) {
+                    done.push(self.data.join("\n").into_bytes());
+                }
+                self.data.clear();
+            } else if let Some(v) = line.strip_prefix("data:") {
+                self.data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
+            } else if let Some(v) = line.strip_prefix("event:") {
+                self.event_type = Some(v.trim().to_string());
+            }
+        }
+        self.buffer.drain(..start);
+        if self.buffer.len() > MAX_EVENT_LINE {
+            return Err(format!(
+                "an event line is longer than {} MiB",
+                MAX_EVENT_LINE >> 20
+            ));
+        }
+        Ok(done)
+    }
+}
+
 /// The innermost cause of a transport error, which is what a user can act on.
-fn root_cause(e: &reqwest::Error) -> String {
+pub(crate) fn root_cause(e: &reqwest::Error) -> String {
     let mut source: &dyn std::error::Error = e;
     while let Some(next) = source.source() {
         source = next;

@@ -22,6 +22,7 @@ mod spec;
 mod file_sink;
 mod http;
 mod http_probe;
+mod http_source;
 mod local_files;
 
 mod blackhole;

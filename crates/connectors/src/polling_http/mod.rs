@@ -3,10 +3,13 @@
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::http::check_http_table;
-use crate::http_probe::{read_body, request};
-use crate::probe::{Probe, Stage};
+use crate::http_probe::{HttpTarget, read_body, request, root_cause, send};
+use crate::http_source::PollingReader;
+use crate::probe::{Probe, Stage, TestCode};
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
+use std::time::Duration;
 use tributary_types::{ConnectionType, Diagnostic};
 
 /// The `polling_http` connector.
@@ -67,17 +70,53 @@ impl Connector for PollingHttp {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         // One poll, as the source would make it.
-        let method = probe
-            .table
-            .and_then(|t| str_at(t, "/method"))
-            .unwrap_or("GET")
-            .to_string();
-        let body = probe
-            .table
-            .and_then(|t| str_at(t, "/body"))
-            .map(str::to_string);
+        let (method, body) = method_and_body(probe);
         if let Some(response) = request(probe, &method, body).await {
             read_body(probe, response).await;
         }
     }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        let (method, body) = method_and_body(probe);
+        let target = HttpTarget::of(probe, &method, body)?;
+        let response = send(probe, &target, false).await?;
+        let first = match response.bytes().await {
+            Ok(b) => b.to_vec(),
+            Err(e) => {
+                probe.fail(
+                    Stage::Read,
+                    TestCode::BadResponse,
+                    format!("the response broke off: {}", root_cause(&e)),
+                    "Check the server.",
+                );
+                return None;
+            }
+        };
+        let table = probe.table.unwrap_or(&Value::Null);
+        let interval = table
+            .get("poll_interval_ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(1000)
+            .max(1);
+        let only_changed = str_at(table, "/emit_behavior") == Some("changed");
+        Some(Box::new(PollingReader::new(
+            target,
+            first,
+            Duration::from_millis(interval),
+            only_changed,
+        )))
+    }
+}
+
+/// The table's request method (GET unless it says otherwise) and body.
+fn method_and_body(probe: &Probe<'_>) -> (String, Option<String>) {
+    let method = probe
+        .table
+        .and_then(|t| str_at(t, "/method"))
+        .unwrap_or("GET")
+        .to_string();
+    let body = probe
+        .table
+        .and_then(|t| str_at(t, "/body"))
+        .map(str::to_string);
+    (method, body)
 }

@@ -3,7 +3,9 @@
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::http::check_http_table;
 use crate::http_probe::{read_events, request};
+use crate::http_source::SseReader;
 use crate::probe::{Probe, Stage};
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -53,18 +55,28 @@ impl Connector for Sse {
         );
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
-        let events: Vec<String> = probe
-            .table
-            .and_then(|t| str_at(t, "/events"))
-            .map(|e| {
-                e.split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let events = event_types(probe);
         if let Some(response) = request(probe, "GET", None).await {
             read_events(probe, response, &events).await;
         }
     }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        let events = event_types(probe);
+        let response = request(probe, "GET", None).await?;
+        Some(Box::new(SseReader::new(response, events)))
+    }
+}
+
+/// The event types the table reads (`events`, comma-separated); empty for all.
+fn event_types(probe: &Probe<'_>) -> Vec<String> {
+    probe
+        .table
+        .and_then(|t| str_at(t, "/events"))
+        .map(|e| {
+            e.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }

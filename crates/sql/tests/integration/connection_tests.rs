@@ -587,7 +587,7 @@ async fn file_tables_read_and_decode_samples_and_explain_each_failure() {
     );
 }
 
-async fn serve(app: Router) -> String {
+pub(crate) async fn serve(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {

@@ -440,3 +440,58 @@ async fn mqtt_topics_are_read_as_published_with_their_topic() {
     publishing.abort();
     assert!(rows.contains(&format!("| 3 | {topic}/a |")), "{rows}");
 }
+
+#[tokio::test]
+async fn sse_streams_and_polled_endpoints_are_read() {
+    use axum::Router;
+    use axum::routing::get;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let polls = Arc::new(AtomicU64::new(0));
+    let counter = polls.clone();
+    let app = Router::new()
+        .route(
+            "/events",
+            get(|| async {
+                // Three events of two types, split mid-event, then the stream ends.
+                let body = "event: tick\ndata: {\"n\": 1}\n\nevent: noise\ndata: {\"n\": 99}\n\nevent: tick\nda\
+                            ta: {\"n\": 2}\n\n";
+                ([("content-type", "text/event-stream")], body)
+            }),
+        )
+        .route(
+            "/poll",
+            get(move || {
+                let counter = counter.clone();
+                async move {
+                    // The body changes every second poll.
+                    let n = counter.fetch_add(1, Ordering::SeqCst) / 2;
+                    format!("{{\"n\": {n}}}")
+                }
+            }),
+        );
+    let base = crate::connection_tests::serve(app).await;
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(&format!(
+        "CREATE TABLE ticks (n BIGINT) WITH (connector = 'sse', endpoint = '{base}/events', \
+         events = 'tick', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    // The server closes the stream after two ticks: the read ends with it.
+    assert_eq!(
+        table(&s, "SELECT n FROM ticks LIMIT 5").await,
+        "+---+\n| n |\n+---+\n| 1 |\n| 2 |\n+---+"
+    );
+    s.execute(&format!(
+        "CREATE TABLE polled (n BIGINT) WITH (connector = 'polling_http', endpoint = '{base}/poll', \
+         poll_interval_ms = '10', emit_behavior = 'changed', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    // Only changed bodies are emitted: 0, 1, 2 from six or more polls.
+    assert_eq!(
+        table(&s, "SELECT n FROM polled LIMIT 3").await,
+        "+---+\n| n |\n+---+\n| 0 |\n| 1 |\n| 2 |\n+---+"
+    );
+    assert!(polls.load(Ordering::SeqCst) >= 5);
+}
