@@ -2,10 +2,12 @@
 //! subscription messages sent after connecting.
 
 mod probe;
+mod reader;
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::http::check_http_table;
 use crate::probe::{Probe, Stage};
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic};
@@ -79,5 +81,8 @@ impl Connector for Websocket {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         probe::test_table(probe).await;
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        probe::open_source(probe).await
     }
 }

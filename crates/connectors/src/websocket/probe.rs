@@ -3,8 +3,10 @@
 //! classified by its HTTP status), the subscription messages sent in order, and up to
 //! `limit` text or binary messages read before the connection is closed cleanly.
 
+use super::reader::WsReader;
 use crate::http_probe::{status_failure, table_headers};
 use crate::probe::{Probe, Stage, TestCode, human};
+use crate::source::SourceReader;
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -36,13 +38,32 @@ fn authority(url: &str) -> Option<String> {
     Some(format!("{}:{port}", parsed.host_str()?))
 }
 
+/// The socket a table reads, once the handshake is done and its subscription messages
+/// sent.
+pub(crate) type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
 pub(crate) async fn test_table(probe: &mut Probe<'_>) {
-    let Some(url) = probe.table_setting("/endpoint", "endpoint") else {
+    let Some((mut socket, url, subscribed)) = connect(probe).await else {
         return;
     };
-    let Some(headers) = table_headers(probe) else {
-        return;
-    };
+    if probe.wants_messages() {
+        read(probe, &mut socket, &url, !subscribed).await;
+    }
+    let _ = tokio::time::timeout(probe.timeout, socket.close(None)).await;
+}
+
+/// A reader of the table's socket for a query.
+pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+    let (socket, url, _) = connect(probe).await?;
+    Some(Box::new(WsReader::new(socket, url)))
+}
+
+/// Resolve, reach, hand-shake and subscribe: the socket, the endpoint, and whether
+/// subscription messages were sent (the probe says why when `None`).
+async fn connect(probe: &mut Probe<'_>) -> Option<(Socket, String, bool)> {
+    let url = probe.table_setting("/endpoint", "endpoint")?;
+    let headers = table_headers(probe)?;
     let subscriptions = probe.table.map(subscription_messages).unwrap_or_default();
     let Some(server) = authority(&url) else {
         probe.fail(
@@ -51,7 +72,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
             format!("'{url}' is not a ws:// or wss:// URL with a host"),
             "Write 'endpoint' as ws://host:port/path or wss://host/path.",
         );
-        return;
+        return None;
     };
     let mut request = match url.as_str().into_client_request() {
         Ok(r) => r,
@@ -62,7 +83,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                 format!("'{url}' cannot be requested: {e}"),
                 "Write 'endpoint' as ws://host:port/path or wss://host/path.",
             );
-            return;
+            return None;
         }
     };
     for (name, value) in &headers {
@@ -80,7 +101,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                     format!("option 'headers': header '{name}' is not a valid HTTP header"),
                     "Header names are tokens without spaces; values are visible ASCII.",
                 );
-                return;
+                return None;
             }
         }
     }
@@ -89,18 +110,15 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
         .reach("server", &server, "'endpoint'", "the server is running")
         .await
     {
-        return;
+        return None;
     }
-    let Some(handshake) = probe
+    let handshake = probe
         .within(
             Stage::Connect,
             &format!("the WebSocket handshake with {url}"),
             tokio_tungstenite::connect_async(request),
         )
-        .await
-    else {
-        return;
-    };
+        .await?;
     let mut socket = match handshake {
         Ok((socket, response)) => {
             probe.pass(Stage::Connect, format!("{url} answered"));
@@ -118,11 +136,11 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                 ),
                 "Check that 'endpoint' is the server's WebSocket path, not a plain HTTP one.",
             );
-            return;
+            return None;
         }
         Err(WsError::Http(response)) => {
             status_failure(probe, &url, response.status());
-            return;
+            return None;
         }
         Err(WsError::Tls(e)) => {
             probe.fail(
@@ -131,7 +149,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                 format!("TLS with {url} failed: {e}"),
                 "Check the server's certificate, or use ws:// for a plain endpoint.",
             );
-            return;
+            return None;
         }
         Err(e) => {
             probe.fail(
@@ -140,7 +158,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                 format!("{url} did not complete a WebSocket handshake: {e}"),
                 "Check that 'endpoint' is a WebSocket endpoint (not plain HTTP).",
             );
-            return;
+            return None;
         }
     };
     for (i, m) in subscriptions.iter().enumerate() {
@@ -152,7 +170,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
             )
             .await;
         match sent {
-            None => return,
+            None => return None,
             Some(Ok(())) => {}
             Some(Err(e)) => {
                 probe.fail(
@@ -161,7 +179,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
                     format!("sending subscription message {i} failed: {e}"),
                     "Check 'subscription_messages'; the server may have closed the connection.",
                 );
-                return;
+                return None;
             }
         }
     }
@@ -171,10 +189,7 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
             format!("sent {} subscription message(s)", subscriptions.len()),
         );
     }
-    if probe.wants_messages() {
-        read(probe, &mut socket, &url, subscriptions.is_empty()).await;
-    }
-    let _ = tokio::time::timeout(probe.timeout, socket.close(None)).await;
+    Some((socket, url, !subscriptions.is_empty()))
 }
 
 /// Read up to `limit` data messages within the timeout.

@@ -1356,7 +1356,7 @@ async fn rabbitmq_streams_connect_authenticate_and_deliver() {
 /// after the text message `subscribe`, sends three messages (one not JSON); `/closer`
 /// closes at once with a policy violation; other paths are 404s.
 #[allow(clippy::result_large_err)] // The handshake callback's error type is tungstenite's.
-async fn websocket_server() -> String {
+pub(crate) async fn websocket_server() -> String {
     use futures::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
     use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};

@@ -495,3 +495,34 @@ async fn sse_streams_and_polled_endpoints_are_read() {
     );
     assert!(polls.load(Ordering::SeqCst) >= 5);
 }
+
+#[tokio::test]
+async fn websockets_are_read_after_their_subscription() {
+    let base = crate::connection_tests::websocket_server().await;
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(&format!(
+        "CREATE TABLE feed (id BIGINT) WITH (connector = 'websocket', endpoint = '{base}/feed', \
+         headers = 'Authorization: Bearer sesame', 'subscription_messages.0' = 'subscribe', \
+         format = 'json', bad_data = 'drop')"
+    ))
+    .await
+    .unwrap();
+    // The server sends {"id": 1}, "not json" (dropped) and {"id": 3}, then stays open.
+    assert_eq!(
+        table(&s, "SELECT id FROM feed LIMIT 2").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 3  |\n+----+"
+    );
+    // A refused handshake fails the query at the stage a test would name.
+    s.execute(&format!(
+        "CREATE TABLE denied (id BIGINT) WITH (connector = 'websocket', endpoint = '{base}/feed', \
+         headers = 'Authorization: Bearer wrong-token', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    let e = error(&s, "SELECT id FROM denied LIMIT 1").await;
+    assert!(
+        e.contains("cannot read table 'denied': authenticate failed [AUTH_FAILED]"),
+        "{e}"
+    );
+    assert!(!e.contains("wrong-token"), "{e}");
+}
