@@ -3,10 +3,12 @@
 
 mod client;
 mod probe;
+mod reader;
 mod wire;
 
 use crate::connector::{Completions, Connector, ConnectorInfo, Roles, str_at};
 use crate::probe::Probe;
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::ConnectionType;
@@ -90,6 +92,9 @@ impl Connector for Rabbitmq {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         probe::test_table(probe).await;
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        probe::open_source(probe).await
     }
     async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
         probe::streams(probe).await.map(|names| Completions {

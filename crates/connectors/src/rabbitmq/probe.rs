@@ -7,8 +7,10 @@
 //! (port 15672) when its plugin is enabled.
 
 use super::client::{Broker, Offset, StreamClient, StreamError};
+use super::reader::RabbitReader;
 use super::wire::code;
 use crate::probe::{Probe, SampledMessage, Stage, TestCode, connect_code, human, is_dns_error};
+use crate::source::SourceReader;
 use serde_json::Value;
 
 /// The management API's port, which completion asks for the stream names.
@@ -389,10 +391,10 @@ fn offset(probe: &Probe<'_>) -> (Offset, &'static str, &'static str) {
     }
 }
 
-/// Read up to `limit` messages from the table's offset; the subscription is anonymous,
-/// so no offset is stored, and closing the connection ends it.
-async fn read(probe: &mut Probe<'_>, mut client: StreamClient, stream: &str) {
-    let (spec, offset_name, empty_hint) = offset(probe);
+/// Subscribe to `stream` from the table's offset; whether that worked (the probe says
+/// why not).
+async fn subscribe(probe: &mut Probe<'_>, client: &mut StreamClient, stream: &str) -> bool {
+    let (spec, _, _) = offset(probe);
     let subscribed = probe
         .within(
             Stage::Read,
@@ -401,8 +403,8 @@ async fn read(probe: &mut Probe<'_>, mut client: StreamClient, stream: &str) {
         )
         .await;
     match subscribed {
-        None => return client.close().await,
-        Some(Ok(())) => {}
+        None => false,
+        Some(Ok(())) => true,
         Some(Err(e)) => {
             let code = match e {
                 StreamError::Refused(code::ACCESS_REFUSED) => TestCode::PermissionDenied,
@@ -414,8 +416,37 @@ async fn read(probe: &mut Probe<'_>, mut client: StreamClient, stream: &str) {
                 format!("cannot subscribe to stream '{stream}': {e}"),
                 "Check that the user may read the stream.",
             );
-            return client.close().await;
+            false
         }
+    }
+}
+
+/// A reader of the table's stream for a query, subscribed from its offset on a node
+/// that holds it; anonymous, so no offset is stored.
+pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+    let (target, mut client) = connect(probe).await?;
+    let Some(stream) = probe.table_setting("/stream", "stream") else {
+        client.close().await;
+        return None;
+    };
+    let Some(members) = locate(probe, &target, &mut client, &stream).await else {
+        client.close().await;
+        return None;
+    };
+    let mut client = member_connection(probe, &target, client, &members).await?;
+    if !subscribe(probe, &mut client, &stream).await {
+        client.close().await;
+        return None;
+    }
+    Some(Box::new(RabbitReader::new(client, stream)))
+}
+
+/// Read up to `limit` messages from the table's offset; the subscription is anonymous,
+/// so no offset is stored, and closing the connection ends it.
+async fn read(probe: &mut Probe<'_>, mut client: StreamClient, stream: &str) {
+    let (_, offset_name, empty_hint) = offset(probe);
+    if !subscribe(probe, &mut client, stream).await {
+        return client.close().await;
     }
     let deadline = tokio::time::Instant::now() + probe.timeout;
     let mut failure = None;

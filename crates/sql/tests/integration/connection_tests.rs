@@ -1204,7 +1204,7 @@ async fn rabbitmq_api(method: reqwest::Method, path: &str, body: serde_json::Val
 
 /// A RabbitMQ stream of the test's own on the local node, holding `messages` (published
 /// through the default exchange, as an AMQP 0-9-1 client would).
-async fn rabbitmq_stream(name: &str, messages: &[&str]) {
+pub(crate) async fn rabbitmq_stream(name: &str, messages: &[&str]) {
     use reqwest::Method;
     let _ = reqwest::Client::new()
         .delete(format!("http://127.0.0.1:15672/api/queues/%2F/{name}"))
