@@ -1,7 +1,11 @@
 //! The `nexmark` connector: the Nexmark benchmark generator, with its fixed schema of
 //! `person`, `auction` and `bid` structs.
 
+mod reader;
+
 use crate::connector::{Connector, ConnectorInfo, Roles};
+use crate::probe::Probe;
+use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, FieldType, SourceField, TimeUnit};
@@ -35,9 +39,20 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Nexmark {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
+    }
+    fn bounded(&self, table: &Value) -> bool {
+        table.get("runtime").is_some()
+    }
+    fn reads_locally(&self, _table: &Value) -> bool {
+        true
+    }
+    async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+        let table = probe.table.unwrap_or(&Value::Null);
+        Some(Box::new(reader::NexmarkReader::new(table)))
     }
     fn fixed_schema(&self) -> Option<Vec<SourceField>> {
         let ts = FieldType::Timestamp {

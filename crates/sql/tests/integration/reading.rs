@@ -552,5 +552,9 @@ async fn rabbitmq_streams_are_read_from_their_offset() {
     // Under a preview bound the whole stream is aggregated; nothing was stored, so the
     // next read starts from the first message again.
     s.execute("SET preview.timeout = '1 second'").await.unwrap();
-    assert!(table(&s, "SELECT count(*) AS n, sum(id) AS s FROM held").await.contains("| 5 | 15 |"));
+    assert!(
+        table(&s, "SELECT count(*) AS n, sum(id) AS s FROM held")
+            .await
+            .contains("| 5 | 15 |")
+    );
 }
