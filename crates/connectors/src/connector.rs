@@ -2,6 +2,7 @@
 
 use crate::mapping::MappedOptions;
 use crate::probe::{Probe, Stage, TestCode};
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::{MetadataKey, OptionSpec, PartitionTerm};
 use serde_json::Value;
@@ -253,9 +254,9 @@ pub trait Connector: Send + Sync + Debug {
     fn bounded(&self, _table: &Value) -> bool {
         false
     }
-    /// Whether reading the table stays on this machine (a generator, local files), so an
-    /// offline session may run queries over it.
-    fn reads_locally(&self, _table: &Value) -> bool {
+    /// Whether reading or writing the table stays on this machine (a generator, local
+    /// files, stdout), so an offline session may run queries over it.
+    fn stays_local(&self, _table: &Value) -> bool {
         false
     }
     /// Open a reader of a source table for a query: resolve and connect as the table's
@@ -268,6 +269,18 @@ pub trait Connector: Send + Sync + Debug {
             TestCode::Unsupported,
             format!("queries cannot read connector '{}' yet", self.info().id),
             "Use TEST TABLE to read sample messages from it.",
+        );
+        None
+    }
+    /// Open a writer of a sink table for `INSERT INTO`: resolve and connect as the
+    /// table's test does, then hand back the writer; `None` when that failed (the probe
+    /// says at which stage and why).
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        probe.fail(
+            Stage::Write,
+            TestCode::Unsupported,
+            format!("queries cannot write connector '{}' yet", self.info().id),
+            "EXPLAIN INSERT INTO ... shows the plan; blackhole tables can be written.",
         );
         None
     }

@@ -16,6 +16,7 @@ mod registry;
 mod reverse;
 mod schema_doc;
 mod secrets;
+pub mod sink;
 pub mod source;
 mod spec;
 
@@ -24,6 +25,7 @@ mod http;
 mod http_probe;
 mod http_source;
 mod local_files;
+mod local_sinks;
 
 mod blackhole;
 mod confluent;

@@ -200,6 +200,8 @@ pub struct Probe<'a> {
     /// The probe opens a reader for a query (`Connector::open_source`) rather than
     /// testing: what a test may skip, a query needs.
     pub query: bool,
+    /// The table's format, for sinks that name files by it.
+    pub format: Option<tributary_types::Format>,
     env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
     on_event: Option<EventSink>,
     started: Instant,
@@ -235,6 +237,7 @@ impl<'a> Probe<'a> {
             timeout,
             whole_files: false,
             query: false,
+            format: None,
             env,
             on_event: None,
             started: Instant::now(),

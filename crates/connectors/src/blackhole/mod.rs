@@ -1,6 +1,8 @@
 //! The `blackhole` connector: a sink that discards rows and needs no format.
 
 use crate::connector::{Connector, ConnectorInfo, Roles};
+use crate::probe::Probe;
+use crate::sink::SinkWriter;
 use serde_json::Value;
 use tributary_types::ConnectionType;
 
@@ -19,9 +21,16 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Blackhole {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
+    }
+    fn stays_local(&self, _table: &Value) -> bool {
+        true
+    }
+    async fn open_sink(&self, _probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        Some(Box::new(crate::local_sinks::Discard))
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink

@@ -8,6 +8,7 @@ use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::file_sink::{self, file_table_options};
 use crate::local_files::local_path;
 use crate::probe::{Probe, Stage};
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
@@ -108,10 +109,13 @@ impl Connector for FileSystem {
         // A source reads the files there when the query starts, then ends.
         true
     }
-    fn reads_locally(&self, table: &Value) -> bool {
+    fn stays_local(&self, table: &Value) -> bool {
         str_at(table, "/table_type/path").is_some_and(|p| local_path(p).is_some())
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         probe::open_source(probe).await
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        probe::open_sink(probe).await
     }
 }

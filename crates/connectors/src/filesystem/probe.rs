@@ -5,7 +5,9 @@
 use crate::local_files::{
     Compression, FileReader, check_writable, io_code, local_path, read_messages,
 };
+use crate::local_sinks::{DirectoryFiles, extension};
 use crate::probe::{Probe, Stage, TestCode};
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use std::path::{Path, PathBuf};
 use tributary_types::ConnectionType;
@@ -33,6 +35,48 @@ pub(super) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceR
         files,
         probe.whole_files,
         compression,
+    )))
+}
+
+/// A writer of new files in the table's local directory, proved writable first.
+pub(super) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+    let setting = probe.table_setting("/table_type/path", "path")?;
+    let Some(dir) = local_path(&setting) else {
+        probe.fail(
+            Stage::Connect,
+            TestCode::Unsupported,
+            format!("queries cannot write object stores yet ('{setting}')"),
+            "Write to a local directory, or TEST TABLE to check the path.",
+        );
+        return None;
+    };
+    let table = probe.table.cloned().unwrap_or_default();
+    if table.pointer("/table_type/partitioning").is_some() {
+        probe.fail(
+            Stage::Write,
+            TestCode::Unsupported,
+            "queries cannot write partitioned filesystem tables yet",
+            "Write to a table without PARTITIONED BY; a partitioned table can be read.",
+        );
+        return None;
+    }
+    check_writable(probe, &dir).await;
+    if probe.failed() {
+        return None;
+    }
+    let naming = |key: &str| {
+        table
+            .pointer(&format!("/table_type/file_naming/{key}"))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let suffix = naming("suffix").unwrap_or_else(|| extension(probe.format.as_ref()).to_string());
+    let prefix = naming("prefix").unwrap_or_else(|| "part".to_string());
+    Some(Box::new(DirectoryFiles::new(
+        &dir,
+        &prefix,
+        suffix,
+        probe.whole_files,
     )))
 }
 

@@ -39,7 +39,7 @@ impl Connector for Impulse {
     fn bounded(&self, table: &Value) -> bool {
         table.get("message_count").is_some()
     }
-    fn reads_locally(&self, _table: &Value) -> bool {
+    fn stays_local(&self, _table: &Value) -> bool {
         true
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {

@@ -47,7 +47,7 @@ impl Connector for Nexmark {
     fn bounded(&self, table: &Value) -> bool {
         table.get("runtime").is_some()
     }
-    fn reads_locally(&self, _table: &Value) -> bool {
+    fn stays_local(&self, _table: &Value) -> bool {
         true
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {

@@ -4,7 +4,9 @@ use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::local_files::{
     Compression, FileReader, check_writable, io_code, local_path, read_messages,
 };
+use crate::local_sinks::AppendLines;
 use crate::probe::{Probe, Stage, TestCode};
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
@@ -70,7 +72,7 @@ impl Connector for SingleFile {
     fn bounded(&self, _table: &Value) -> bool {
         true
     }
-    fn reads_locally(&self, _table: &Value) -> bool {
+    fn stays_local(&self, _table: &Value) -> bool {
         true
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
@@ -81,6 +83,24 @@ impl Connector for SingleFile {
             probe.whole_files,
             Compression::None,
         )))
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        let path = resolved_path(probe)?;
+        match AppendLines::open(&path).await {
+            Ok(w) => {
+                probe.pass(Stage::Write, format!("appending to '{}'", path.display()));
+                Some(Box::new(w))
+            }
+            Err(e) => {
+                probe.fail(
+                    Stage::Write,
+                    io_code(&e),
+                    format!("cannot open '{}' for writing: {e}", path.display()),
+                    "Check that the directory exists and is writable.",
+                );
+                None
+            }
+        }
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         let Some(path) = resolved_path(probe) else {

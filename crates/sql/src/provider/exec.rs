@@ -2,7 +2,10 @@
 //! reader (`scan`); writing, except to `blackhole`, answers "not supported yet" until
 //! sinks land.
 
+use super::catalog::SessionShared;
+use super::connect::{Opened, Transfer, connect};
 use super::scan::{ScanSpec, scan_stream};
+use super::sink::MessageEncoder;
 use crate::preview::PreviewOptions;
 use datafusion::arrow::array::{RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -10,6 +13,7 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::Distribution;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
@@ -20,7 +24,7 @@ use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
 use tributary_connectors::registry;
-use tributary_types::{ConnectionTable, Diagnostic};
+use tributary_types::ConnectionTable;
 
 /// Reads a connection table (see `scan`): one partition, which merges the source's own.
 #[derive(Debug)]
@@ -139,38 +143,21 @@ impl ExecutionPlan for ConnectionScanExec {
     }
 }
 
-/// Writes a query's rows into a connection table.
+/// Writes a query's rows into a connection table (see `sink`), and answers the number of
+/// rows written.
 #[derive(Debug)]
 pub struct ConnectionSinkExec {
-    table: String,
-    connector: String,
+    table: Arc<ConnectionTable>,
+    shared: Arc<SessionShared>,
     description: String,
     input: Arc<dyn ExecutionPlan>,
     properties: Arc<PlanProperties>,
 }
 
-fn count_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![Field::new(
-        "count",
-        DataType::UInt64,
-        false,
-    )]))
-}
-
 impl ConnectionSinkExec {
-    pub(super) fn new(table: &ConnectionTable, input: Arc<dyn ExecutionPlan>) -> Self {
-        Self::from_parts(
-            table.name.clone(),
-            table.connector.clone(),
-            tributary_types::redact_text(&table.description).into_owned(),
-            input,
-        )
-    }
-
-    fn from_parts(
-        table: String,
-        connector: String,
-        description: String,
+    pub(super) fn new(
+        table: Arc<ConnectionTable>,
+        shared: Arc<SessionShared>,
         input: Arc<dyn ExecutionPlan>,
     ) -> Self {
         let properties = Arc::new(PlanProperties::new(
@@ -180,9 +167,9 @@ impl ConnectionSinkExec {
             input.properties().boundedness,
         ));
         Self {
+            description: tributary_types::redact_text(&table.description).into_owned(),
             table,
-            connector,
-            description,
+            shared,
             input,
             properties,
         }
@@ -194,7 +181,7 @@ impl DisplayAs for ConnectionSinkExec {
         write!(
             f,
             "ConnectionSinkExec: table={}, connector={}, sink={}",
-            self.table, self.connector, self.description
+            self.table.name, self.table.connector, self.description
         )
     }
 }
@@ -212,6 +199,11 @@ impl ExecutionPlan for ConnectionSinkExec {
         vec![&self.input]
     }
 
+    fn required_input_distribution(&self) -> Vec<Distribution> {
+        // One writer takes every row: the planner merges the input's partitions.
+        vec![Distribution::SinglePartition]
+    }
+
     fn apply_expressions(
         &self,
         _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
@@ -226,10 +218,9 @@ impl ExecutionPlan for ConnectionSinkExec {
         let input = children.into_iter().next().ok_or_else(|| {
             DataFusionError::Internal("ConnectionSinkExec needs one input".into())
         })?;
-        Ok(Arc::new(Self::from_parts(
+        Ok(Arc::new(Self::new(
             self.table.clone(),
-            self.connector.clone(),
-            self.description.clone(),
+            self.shared.clone(),
             input,
         )))
     }
@@ -239,28 +230,56 @@ impl ExecutionPlan for ConnectionSinkExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        // The blackhole discards rows, so it needs no encoder: count them and report.
-        if self.connector != "blackhole" {
-            return Err(crate::errors::to_datafusion(
-                Diagnostic::error(format!("writing to table '{}' (connector '{}') is not supported yet", self.table, self.connector))
-                    .with_note("statements are validated and planned; writing to connectors arrives with the execution work")
-                    .with_help("Use EXPLAIN INSERT INTO ... to see the plan."),
-            ));
-        }
-        let mut input = self.input.execute(partition, context)?;
-        let stream = futures::stream::once(async move {
-            let mut rows = 0u64;
-            while let Some(batch) = input.next().await {
-                rows += batch?.num_rows() as u64;
-            }
-            Ok(RecordBatch::try_new(
-                count_schema(),
-                vec![Arc::new(UInt64Array::from(vec![rows]))],
-            )?)
-        });
+        let input = self.input.execute(partition, context)?;
+        let written = write_all(self.table.clone(), self.shared.clone(), input);
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             count_schema(),
-            stream.boxed(),
+            futures::stream::once(written).boxed(),
         )))
     }
+}
+
+/// The single-row answer of an INSERT: how many rows were written.
+fn count_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new(
+        "count",
+        DataType::UInt64,
+        false,
+    )]))
+}
+
+/// Open the table's writer, write every input batch, finish, and count the rows.
+async fn write_all(
+    table: Arc<ConnectionTable>,
+    shared: Arc<SessionShared>,
+    mut input: SendableRecordBatchStream,
+) -> Result<RecordBatch> {
+    let mut writer = match connect(&shared, &table, Transfer::Write, usize::MAX).await? {
+        Opened::Writer(w) => w,
+        Opened::Reader(_) => {
+            return Err(DataFusionError::Internal("a write opened a reader".into()));
+        }
+    };
+    let encoder = MessageEncoder::new(&table, writer.key_column())?;
+    let mut rows = 0u64;
+    while let Some(batch) = input.next().await {
+        let batch = batch?;
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        let messages = encoder.encode(&batch)?;
+        writer
+            .write(messages)
+            .await
+            .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
+        rows += batch.num_rows() as u64;
+    }
+    writer
+        .finish()
+        .await
+        .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
+    Ok(RecordBatch::try_new(
+        count_schema(),
+        vec![Arc::new(UInt64Array::from(vec![rows]))],
+    )?)
 }

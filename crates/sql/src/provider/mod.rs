@@ -8,10 +8,12 @@
 mod bounds;
 mod catalog;
 mod checks;
+mod connect;
 mod exec;
 mod lookup;
 mod lookup_exec;
 mod scan;
+mod sink;
 mod table;
 
 pub(crate) use bounds::unbounded_reads;

@@ -5,9 +5,9 @@
 //! Dropping the stream drops the reader, which closes its connections.
 
 use super::catalog::SessionShared;
+use super::connect::{Opened, Transfer, connect};
 use crate::preview::PreviewOptions;
 use crate::sample_rows::{reason, with_metadata};
-use crate::testing::{DEFAULT_TIMEOUT, connection_of, env_var, whole_files};
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::error::{DataFusionError, Result};
@@ -16,11 +16,10 @@ use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use std::sync::Arc;
 use tokio::time::Instant;
-use tributary_connectors::probe::{Outcome, Probe, SampledMessage, TestCode};
-use tributary_connectors::registry;
+use tributary_connectors::probe::SampledMessage;
 use tributary_connectors::source::SourceReader;
 use tributary_formats::BatchDecoder;
-use tributary_types::{ConnectionTable, Diagnostic, redact_text};
+use tributary_types::ConnectionTable;
 
 /// What a scan reads and produces.
 #[derive(Debug)]
@@ -235,57 +234,12 @@ impl Reading {
     }
 }
 
-/// Open the table's reader as its connection test connects; a failure names the stage
-/// and its code, as `TEST TABLE` would.
+/// Open the table's reader as its connection test connects.
 async fn open(spec: &ScanSpec) -> Result<Box<dyn SourceReader>> {
-    let table = &spec.table;
-    let Some(entry) = registry().get(&table.connector) else {
-        return Err(failure(
-            table,
-            format!("connector '{}' is not known to this build", table.connector),
-            "Recreate the table with a connector from SHOW CONNECTORS.",
-        ));
-    };
-    let connector = &entry.connector;
-    if spec.shared.is_offline() && !connector.reads_locally(&table.config) {
-        return Err(to_error(
-            Diagnostic::error(format!(
-                "reading table '{}' (connector '{}') needs the network, and this session is offline",
-                table.name, table.connector
-            ))
-            .with_help("Run the query in a session that may connect (tributary run or repl)."),
-        ));
-    }
-    let connection = connection_of(spec.shared.store.as_ref(), table);
-    let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env_var;
-    let mut probe = Probe::new(&connection, DEFAULT_TIMEOUT, env).with_table(
-        &table.config,
-        table.connection_type,
-        spec.limit.unwrap_or(usize::MAX),
-    );
-    probe.whole_files = whole_files(table);
-    probe.query = true;
-    match connector.open_source(&mut probe).await {
-        Some(reader) => Ok(reader),
-        None => {
-            let failed = probe.events().iter().find(|e| e.outcome == Outcome::Failed);
-            let (message, hint) = match failed {
-                Some(e) => (
-                    format!(
-                        "{} failed [{}]: {}",
-                        e.stage,
-                        e.code.unwrap_or(TestCode::BadResponse),
-                        e.message
-                    ),
-                    e.hint.clone().unwrap_or_default(),
-                ),
-                None => (
-                    "the connector opened no reader".into(),
-                    "Run TEST TABLE to see each stage of the connection.".into(),
-                ),
-            };
-            Err(failure(table, message, hint))
-        }
+    let limit = spec.limit.unwrap_or(usize::MAX);
+    match connect(&spec.shared, &spec.table, Transfer::Read, limit).await? {
+        Opened::Reader(r) => Ok(r),
+        Opened::Writer(_) => Err(DataFusionError::Internal("a read opened a writer".into())),
     }
 }
 
@@ -295,18 +249,5 @@ fn failure(
     message: impl Into<String>,
     hint: impl Into<String>,
 ) -> DataFusionError {
-    // Readers never put a secret in their words, but a client library's error text may
-    // hold an address with credentials: redact as every diagnostic is.
-    let hint = redact_text(&hint.into()).into_owned();
-    let message = redact_text(&message.into()).into_owned();
-    let d = Diagnostic::error(format!("cannot read table '{}': {message}", table.name));
-    to_error(if hint.is_empty() {
-        d
-    } else {
-        d.with_help(hint)
-    })
-}
-
-fn to_error(d: Diagnostic) -> DataFusionError {
-    crate::errors::to_datafusion(d)
+    Transfer::Read.failure(table, message, hint)
 }

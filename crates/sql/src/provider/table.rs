@@ -121,6 +121,10 @@ impl TableProvider for ConnectionTableProvider {
         input: Arc<dyn ExecutionPlan>,
         _op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(ConnectionSinkExec::new(&self.table, input)))
+        Ok(Arc::new(ConnectionSinkExec::new(
+            Arc::new(self.table.clone()),
+            self.shared.clone(),
+            input,
+        )))
     }
 }

@@ -558,3 +558,57 @@ async fn rabbitmq_streams_are_read_from_their_offset() {
             .contains("| 5 | 15 |")
     );
 }
+
+#[tokio::test]
+async fn inserts_write_files_that_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let s = session();
+    s.execute(&format!(
+        "CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '5'); \
+         CREATE TABLE sink_dir (counter BIGINT, doubled BIGINT) WITH (connector = 'filesystem', \
+         type = 'sink', path = '{out}', format = 'json', 'filename.prefix' = 'ticks'); \
+         CREATE TABLE back_dir (counter BIGINT, doubled BIGINT) WITH (connector = 'filesystem', \
+         type = 'source', path = '{out}', format = 'json'); \
+         CREATE TABLE sink_file (value TEXT) WITH (connector = 'single_file', type = 'sink', \
+         path = '{file}', format = 'raw_string'); \
+         CREATE TABLE back_file (value TEXT) WITH (connector = 'single_file', type = 'source', \
+         path = '{file}', format = 'raw_string')",
+        out = out.display(),
+        file = dir.path().join("lines.txt").display(),
+    ))
+    .await
+    .unwrap();
+    assert!(
+        table(
+            &s,
+            "INSERT INTO sink_dir SELECT counter, counter * 2 FROM counted"
+        )
+        .await
+        .contains("| 5     |")
+    );
+    // One finished file, named by the table's prefix; no in-progress file is left.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(
+        names[0].starts_with("ticks-") && names[0].ends_with("-0.json"),
+        "{names:?}"
+    );
+    assert!(
+        table(&s, "SELECT sum(doubled) AS s FROM back_dir")
+            .await
+            .contains("| 20 |")
+    );
+
+    // A single file is appended to, INSERT after INSERT.
+    table(&s, "INSERT INTO sink_file VALUES ('a'), ('b')").await;
+    table(&s, "INSERT INTO sink_file VALUES ('c')").await;
+    assert_eq!(
+        table(&s, "SELECT value AS v FROM back_file").await,
+        "+---+\n| v |\n+---+\n| a |\n| b |\n| c |\n+---+"
+    );
+}

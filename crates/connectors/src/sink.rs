@@ -1,0 +1,45 @@
+//! Writing a sink table from `INSERT INTO`. A connector opens a [`SinkWriter`] through the
+//! same [`Probe`](crate::probe::Probe) its connection test uses (settings resolved,
+//! failures recorded by stage with a stable code); the writer takes encoded messages in
+//! batches and, at the end, flushes and commits what it was given. Encoding rows is the
+//! caller's, with the table's `RowEncoder`.
+
+use crate::source::ReadFailure;
+use std::fmt;
+
+/// Why writing failed: a sentence (never a secret) and what to check.
+pub type WriteFailure = ReadFailure;
+
+/// One message to write: the encoded row, and its key where the sink has keys.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OutMessage {
+    /// The encoded row.
+    pub payload: Vec<u8>,
+    /// The row's key (Kafka's message key, Redis's key suffix), when the table names one.
+    pub key: Option<Vec<u8>>,
+}
+
+impl From<Vec<u8>> for OutMessage {
+    fn from(payload: Vec<u8>) -> Self {
+        Self { payload, key: None }
+    }
+}
+
+/// One open sink. Dropping it without [`finish`](Self::finish) abandons what was not yet
+/// acknowledged.
+#[async_trait::async_trait]
+pub trait SinkWriter: Send + fmt::Debug {
+    /// Write `messages`; returns once the system has accepted them (acknowledged, where
+    /// it acknowledges).
+    async fn write(&mut self, messages: Vec<OutMessage>) -> Result<(), WriteFailure>;
+
+    /// Flush and commit everything written; called once, after the last write.
+    async fn finish(&mut self) -> Result<(), WriteFailure> {
+        Ok(())
+    }
+
+    /// The column whose value is each message's key, when the table names one.
+    fn key_column(&self) -> Option<&str> {
+        None
+    }
+}
