@@ -6,6 +6,7 @@ use crate::connector::{
 };
 use crate::kafka;
 use crate::probe::Probe;
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
@@ -91,5 +92,8 @@ impl Connector for Confluent {
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         kafka::open_source(probe).await
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        kafka::open_sink(probe).await
     }
 }

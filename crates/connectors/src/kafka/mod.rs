@@ -3,11 +3,13 @@
 
 pub(crate) mod probe;
 mod reader;
+mod writer;
 
 use crate::connector::{
     Completions, Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
 };
 use crate::probe::{Probe, Stage, TestCode};
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
@@ -161,6 +163,52 @@ impl Connector for Kafka {
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         open_source(probe).await
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        open_sink(probe).await
+    }
+}
+
+/// A producer to the table's topic (kafka and confluent tables).
+pub(crate) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+    let table = probe.table.cloned().unwrap_or_default();
+    if table.pointer("/type/timestamp_field").is_some() {
+        probe.fail(
+            Stage::Write,
+            TestCode::Unsupported,
+            "queries cannot set message timestamps from 'sink.timestamp_field' yet",
+            "Remove sink.timestamp_field to write with the producer's timestamps.",
+        );
+        return None;
+    }
+    let (config, topic, _) = probe::locate(probe).await?;
+    let opened = tokio::task::spawn_blocking(move || {
+        writer::open(config, &topic, &table).map(|w| (w, topic))
+    })
+    .await;
+    match opened {
+        Ok(Ok((w, topic))) => {
+            probe.pass(Stage::Write, format!("producing to '{topic}'"));
+            Some(Box::new(w))
+        }
+        Ok(Err(e)) => {
+            probe.fail(
+                Stage::Write,
+                TestCode::BadResponse,
+                format!("cannot start a producer: {e}"),
+                "Check the table's client_configs; exactly-once needs a cluster with transactions.",
+            );
+            None
+        }
+        Err(e) => {
+            probe.fail(
+                Stage::Write,
+                TestCode::BadResponse,
+                format!("starting the producer was interrupted: {e}"),
+                "Try again.",
+            );
+            None
+        }
     }
 }
 
