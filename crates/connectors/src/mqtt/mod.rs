@@ -3,11 +3,13 @@
 
 mod probe;
 mod reader;
+mod writer;
 
 use crate::connector::{
     Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, sink_if_set, str_at,
 };
 use crate::probe::Probe;
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
@@ -141,5 +143,8 @@ impl Connector for Mqtt {
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         probe::open_source(probe).await
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        probe::open_sink(probe).await
     }
 }

@@ -6,9 +6,11 @@
 //! this machine's roots), with the client certificate when one is given.
 
 use super::reader::MqttReader;
+use super::writer::MqttWriter;
 use crate::probe::{
     MetadataValue, Probe, SampledMessage, Stage, TestCode, connect_code, human, is_dns_error,
 };
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use rumqttc::{
     AsyncClient, ConnectReturnCode, ConnectionError, Event, EventLoop, MqttOptions, Packet, QoS,
@@ -398,6 +400,25 @@ pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceR
     subscribe(probe, &client, &mut events, &topic, qos(probe)).await?;
     let early = std::mem::take(&mut probe.messages);
     Some(Box::new(MqttReader::start(client, events, early)))
+}
+
+/// A publisher on the table's topic.
+pub(crate) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+    let (client, events) = connect(probe).await?;
+    let topic = probe.table_setting("/topic", "topic")?;
+    let retain = probe
+        .table
+        .and_then(|t| t.pointer("/type/retain"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    probe.pass(Stage::Write, format!("publishing on '{topic}'"));
+    Some(Box::new(MqttWriter::start(
+        client,
+        events,
+        topic,
+        qos(probe),
+        retain,
+    )))
 }
 
 pub(crate) async fn test_table(probe: &mut Probe<'_>) {

@@ -3,10 +3,12 @@
 
 mod probe;
 mod reader;
+mod writer;
 
 use crate::connector::Completions;
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck, sink_if_set, str_at};
 use crate::probe::Probe;
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::{OptionSpec, ValueKind};
 use serde_json::Value;
@@ -144,6 +146,9 @@ impl Connector for Nats {
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         probe::open_source(probe).await
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        probe::open_sink(probe).await
     }
     async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
         probe::streams(probe).await.map(|names| Completions {

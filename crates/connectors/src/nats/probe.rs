@@ -6,7 +6,9 @@
 //! JetStream streams.
 
 use super::reader::NatsReader;
+use super::writer::NatsWriter;
 use crate::probe::{Probe, Stage, TestCode, human, is_dns_error};
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use async_nats::jetstream::stream::Stream;
 use async_nats::{Client, ConnectErrorKind, ConnectOptions, Subscriber};
@@ -157,6 +159,14 @@ pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceR
     let subject = probe.table_setting("/connectorType/sourceType/subject", "subject")?;
     let subscription = subscribe(probe, &client, &subject).await?;
     Some(Box::new(NatsReader::subject(client, subscription)))
+}
+
+/// A publisher on the table's sink subject.
+pub(crate) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+    let client = connect(probe).await?;
+    let subject = probe.table_setting("/connectorType/sinkType/subject", "subject")?;
+    probe.pass(Stage::Write, format!("publishing on '{subject}'"));
+    Some(Box::new(NatsWriter::new(client, subject)))
 }
 
 /// Find a JetStream stream: the stream, its first sequence and how many messages it holds.

@@ -682,3 +682,73 @@ async fn kafka_inserts_are_delivered_with_keys_and_in_transactions() {
         "the committed INSERT arrives whole: {seen}"
     );
 }
+
+#[tokio::test]
+async fn nats_and_mqtt_inserts_are_published() {
+    use futures::StreamExt;
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    let subject = format!("tributary.write.{}", std::process::id());
+    let topic = format!("tributary/write/{}", std::process::id());
+    s.execute(&format!(
+        "CREATE CONNECTION PROFILE n WITH (connector = 'nats', servers = 'nats://127.0.0.1:4222', validate = false); \
+         CREATE CONNECTION PROFILE m WITH (connector = 'mqtt', url = 'tcp://127.0.0.1:1883', validate = false); \
+         CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '3'); \
+         CREATE TABLE to_nats (counter BIGINT) WITH (connector = 'nats', connection_profile = 'n', \
+         type = 'sink', subject = '{subject}', format = 'json'); \
+         CREATE TABLE to_mqtt (counter BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', \
+         type = 'sink', topic = '{topic}', qos = 'at_least_once', 'sink.retain' = 'false', format = 'json'); \
+         CREATE TABLE from_mqtt (counter BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', \
+         type = 'source', topic = '{topic}', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    let client = async_nats::connect("nats://127.0.0.1:4222").await.unwrap();
+    let mut subscription = client.subscribe(subject.clone()).await.unwrap();
+    client.flush().await.unwrap();
+    assert!(
+        table(&s, "INSERT INTO to_nats SELECT counter FROM counted")
+            .await
+            .contains("| 3     |")
+    );
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        let m = tokio::time::timeout(std::time::Duration::from_secs(5), subscription.next())
+            .await
+            .expect("three messages within 5 s")
+            .unwrap();
+        got.push(String::from_utf8(m.payload.to_vec()).unwrap());
+    }
+    assert_eq!(
+        got,
+        [r#"{"counter":0}"#, r#"{"counter":1}"#, r#"{"counter":2}"#]
+    );
+
+    // MQTT: a reader subscribed while the INSERT publishes, read through a table.
+    let s = Arc::new(s);
+    let reader = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            table(
+                &s,
+                "SELECT sum(counter) AS s FROM (SELECT * FROM from_mqtt LIMIT 3)",
+            )
+            .await
+        })
+    };
+    // Publish until the reader has its three rows (it may subscribe after a first INSERT).
+    let mut done = None;
+    for _ in 0..50 {
+        assert!(
+            table(&s, "INSERT INTO to_mqtt SELECT 1 AS counter")
+                .await
+                .contains("| 1     |")
+        );
+        if reader.is_finished() {
+            done = Some(reader.await.unwrap());
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let done = done.expect("the reader got three published rows");
+    assert!(done.contains("| 3 |"), "{done}");
+}
