@@ -17,11 +17,17 @@ pub struct OutMessage {
     pub payload: Vec<u8>,
     /// The row's key (Kafka's message key, Redis's key suffix), when the table names one.
     pub key: Option<Vec<u8>>,
+    /// The row's field within its key (a Redis hash field), when the table names one.
+    pub field: Option<Vec<u8>>,
 }
 
 impl From<Vec<u8>> for OutMessage {
     fn from(payload: Vec<u8>) -> Self {
-        Self { payload, key: None }
+        Self {
+            payload,
+            key: None,
+            field: None,
+        }
     }
 }
 
@@ -40,6 +46,12 @@ pub trait SinkWriter: Send + fmt::Debug {
 
     /// The column whose value is each message's key, when the table names one.
     fn key_column(&self) -> Option<&str> {
+        None
+    }
+
+    /// The column whose value is each message's field within its key, when the table
+    /// names one.
+    fn field_column(&self) -> Option<&str> {
         None
     }
 }

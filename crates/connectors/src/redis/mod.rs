@@ -2,9 +2,11 @@
 //! tables looked up by key (lookup, `CREATE TEMPORARY TABLE`).
 
 mod probe;
+mod writer;
 
 use crate::connector::{Completions, Connector, ConnectorInfo, Roles, TableCheck, str_at};
 use crate::probe::Probe;
+use crate::sink::SinkWriter;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, FieldType};
@@ -132,6 +134,9 @@ impl Connector for Redis {
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         probe::test_table(probe).await;
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        probe::open_sink(probe).await
     }
     async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
         probe::key_prefixes(probe).await.map(|names| Completions {

@@ -3,7 +3,9 @@
 //! under its prefix, and for a sink ask the server (`ACL DRYRUN`) whether the user may write
 //! there, without writing.
 
+use super::writer::RedisWriter;
 use crate::probe::{Probe, Stage, TestCode, connect_code, is_dns_error};
+use crate::sink::SinkWriter;
 use ::redis::aio::MultiplexedConnection;
 use ::redis::{ErrorKind, IntoConnectionInfo, RedisError};
 use serde_json::Value;
@@ -184,6 +186,24 @@ fn address_without_credentials(address: &str) -> String {
 }
 
 /// The table's key prefix, whatever its target.
+/// A writer of the table's target, on the profile's server. A cluster profile is
+/// refused: its keys live on many nodes, and this client talks to one.
+pub(super) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+    if probe.connection.pointer("/connection/addresses").is_some() {
+        probe.fail(
+            Stage::Write,
+            TestCode::Unsupported,
+            "queries cannot write to a Redis cluster yet",
+            "Write through a profile with a single 'address'.",
+        );
+        return None;
+    }
+    let conn = connect(probe).await?;
+    let table = probe.table.cloned().unwrap_or_default();
+    probe.pass(Stage::Write, "writing with one pipeline per batch");
+    Some(Box::new(RedisWriter::new(conn, &table)))
+}
+
 fn key_prefix(table: &Value) -> Option<&str> {
     [
         "/connectorType/target/keyPrefix",

@@ -260,7 +260,7 @@ async fn write_all(
             return Err(DataFusionError::Internal("a write opened a reader".into()));
         }
     };
-    let encoder = MessageEncoder::new(&table, writer.key_column())?;
+    let encoder = MessageEncoder::new(&table, writer.key_column(), writer.field_column())?;
     let mut rows = 0u64;
     while let Some(batch) = input.next().await {
         let batch = batch?;

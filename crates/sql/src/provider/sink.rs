@@ -1,5 +1,6 @@
 //! Rows into messages for a sink: each row encoded with the table's format
-//! (`RowEncoder`), with its key taken from the writer's key column when it names one.
+//! (`RowEncoder`), with its key (and field) taken from the writer's key (and field)
+//! columns when it names them.
 //! A table without a format (blackhole) gets empty messages, one per row.
 
 use super::connect::Transfer;
@@ -17,10 +18,15 @@ pub(crate) struct MessageEncoder<'a> {
     table: &'a ConnectionTable,
     rows: Option<RowEncoder>,
     key: Option<String>,
+    field: Option<String>,
 }
 
 impl<'a> MessageEncoder<'a> {
-    pub(crate) fn new(table: &'a ConnectionTable, key: Option<&str>) -> Result<Self> {
+    pub(crate) fn new(
+        table: &'a ConnectionTable,
+        key: Option<&str>,
+        field: Option<&str>,
+    ) -> Result<Self> {
         let rows = match &table.schema.format {
             Some(format) => Some(RowEncoder::new(format, None).map_err(|e| {
                 Transfer::Write.failure(table, e.to_string(), "Check the table's format options.")
@@ -31,6 +37,7 @@ impl<'a> MessageEncoder<'a> {
             table,
             rows,
             key: key.map(str::to_string),
+            field: field.map(str::to_string),
         })
     }
 
@@ -46,29 +53,40 @@ impl<'a> MessageEncoder<'a> {
             })?,
             None => vec![Vec::new(); batch.num_rows()],
         };
-        let keys = match &self.key {
-            Some(column) => Some(self.keys(batch, column)?),
-            None => None,
+        let keys = self.texts(batch, self.key.as_deref())?;
+        let fields = self.texts(batch, self.field.as_deref())?;
+        let at = |column: &Option<StringArray>, i: usize| {
+            column
+                .as_ref()
+                .and_then(|c| (!c.is_null(i)).then(|| c.value(i).as_bytes().to_vec()))
         };
         Ok(payloads
             .into_iter()
             .enumerate()
             .map(|(i, payload)| OutMessage {
                 payload,
-                key: keys
-                    .as_ref()
-                    .and_then(|k| (!k.is_null(i)).then(|| k.value(i).as_bytes().to_vec())),
+                key: at(&keys, i),
+                field: at(&fields, i),
             })
             .collect())
     }
 
-    /// The key column's values as text (NULL keys stay NULL).
-    fn keys(&self, batch: &RecordBatch, column: &str) -> Result<StringArray> {
+    /// A named column's values as text (NULLs stay NULL); `None` when none is named.
+    fn texts(&self, batch: &RecordBatch, column: Option<&str>) -> Result<Option<StringArray>> {
+        match column {
+            Some(c) => self.text_column(batch, c).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn text_column(&self, batch: &RecordBatch, column: &str) -> Result<StringArray> {
         let Ok(index) = batch.schema().index_of(column) else {
             return Err(Transfer::Write.failure(
                 self.table,
-                format!("the key column '{column}' is not among the rows written"),
-                "Name one of the table's columns as its key field.",
+                format!(
+                    "the column '{column}' the sink keys rows by is not among the rows written"
+                ),
+                "Name one of the table's columns.",
             ));
         };
         let text = cast(batch.column(index), &DataType::Utf8)?;

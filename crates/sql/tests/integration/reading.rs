@@ -752,3 +752,71 @@ async fn nats_and_mqtt_inserts_are_published() {
     let done = done.expect("the reader got three published rows");
     assert!(done.contains("| 3 |"), "{done}");
 }
+
+#[tokio::test]
+async fn redis_inserts_write_strings_lists_and_hashes() {
+    let prefix = format!("tributary:write:{}:", std::process::id());
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(&format!(
+        "CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://127.0.0.1:6379', validate = false); \
+         CREATE TABLE strings (id TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', connection_profile = 'r', \
+         type = 'sink', target = 'string', 'target.key_prefix' = '{prefix}s:', 'target.key_column' = id, \
+         'target.ttl_secs' = '60', format = 'json'); \
+         CREATE TABLE lists (id TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', connection_profile = 'r', \
+         type = 'sink', target = 'list', 'target.key_prefix' = '{prefix}l:', 'target.key_column' = id, \
+         'target.operation' = 'append', 'target.max_length' = '2', format = 'json'); \
+         CREATE TABLE hashes (id TEXT NOT NULL, f TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', \
+         connection_profile = 'r', type = 'sink', target = 'hash', 'target.key_prefix' = '{prefix}h:', \
+         'target.key_column' = id, 'target.field_column' = f, format = 'json')"
+    ))
+    .await
+    .unwrap();
+    table(&s, "INSERT INTO strings VALUES ('a', 1), ('b', 2)").await;
+    table(&s, "INSERT INTO lists VALUES ('x', 1), ('x', 2), ('x', 3)").await;
+    table(
+        &s,
+        "INSERT INTO hashes VALUES ('k', 'one', 1), ('k', 'two', 2)",
+    )
+    .await;
+    let client = redis::Client::open("redis://127.0.0.1:6379").unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let a: String = redis::cmd("GET")
+        .arg(format!("{prefix}s:a"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(a, r#"{"id":"a","v":1}"#);
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(format!("{prefix}s:b"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!((1..=60).contains(&ttl), "{ttl}");
+    let list: Vec<String> = redis::cmd("LRANGE")
+        .arg(format!("{prefix}l:x"))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        list,
+        [r#"{"id":"x","v":2}"#, r#"{"id":"x","v":3}"#],
+        "trimmed to the last two"
+    );
+    let two: String = redis::cmd("HGET")
+        .arg(format!("{prefix}h:k"))
+        .arg("two")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(two, r#"{"id":"k","f":"two","v":2}"#);
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{prefix}s:a"))
+        .arg(format!("{prefix}s:b"))
+        .arg(format!("{prefix}l:x"))
+        .arg(format!("{prefix}h:k"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+}
