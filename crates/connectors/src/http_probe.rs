@@ -148,6 +148,15 @@ impl HttpTarget {
         })
     }
 
+    /// The request with `body` instead of the table's (a webhook's row).
+    pub(crate) fn request_with(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+        let mut request = self.client.request(self.method.clone(), &self.url);
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        request.body(body)
+    }
+
     /// The request, ready to send.
     pub(crate) fn request(&self) -> reqwest::RequestBuilder {
         let mut request = self.client.request(self.method.clone(), &self.url);

@@ -1,4 +1,4 @@
-//! HTTP sources for queries. `sse`: the event stream of one GET, each event of a wanted
+//! HTTP sources for queries, and the webhook sink. `sse`: the event stream of one GET, each event of a wanted
 //! type a message, until the server closes it. `polling_http`: the table's request sent
 //! every `poll_interval_ms`, each response body a message (with `emit_behavior =
 //! 'changed'`, only a body that differs from the one before). The first request goes
@@ -6,6 +6,7 @@
 
 use crate::http_probe::{HttpTarget, SseParser, root_cause};
 use crate::probe::SampledMessage;
+use crate::sink::{OutMessage, SinkWriter, WriteFailure};
 use crate::source::{ReadFailure, SourceReader};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -141,6 +142,42 @@ impl SourceReader for PollingReader {
                 return Ok(Some(vec![SampledMessage::from(body)]));
             }
         }
+    }
+}
+
+/// How many webhook requests are in flight at once.
+const WEBHOOK_CONCURRENCY: usize = 8;
+
+/// Posts each row to an endpoint.
+#[derive(Debug)]
+pub(crate) struct WebhookWriter {
+    target: HttpTarget,
+}
+
+impl WebhookWriter {
+    pub(crate) fn new(target: HttpTarget) -> Self {
+        Self { target }
+    }
+}
+
+#[async_trait::async_trait]
+impl SinkWriter for WebhookWriter {
+    async fn write(&mut self, messages: Vec<OutMessage>) -> Result<(), WriteFailure> {
+        let target = &self.target;
+        let mut posts = futures::stream::iter(messages)
+            .map(|m| async move { target.request_with(m.payload).send().await })
+            .buffered(WEBHOOK_CONCURRENCY);
+        while let Some(sent) = posts.next().await {
+            let response = sent.map_err(|e| broke_off("request", root_cause(&e)))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(WriteFailure::new(
+                    format!("the endpoint answered {status}"),
+                    "Check the endpoint, its credentials in 'headers', and the server's logs.",
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

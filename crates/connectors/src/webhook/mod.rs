@@ -2,8 +2,10 @@
 
 use crate::connector::{Connector, ConnectorInfo, Roles, TableCheck};
 use crate::http::check_http_table;
-use crate::http_probe::request_allowing;
-use crate::probe::{Probe, Stage};
+use crate::http_probe::{HttpTarget, request_allowing};
+use crate::http_source::WebhookWriter;
+use crate::probe::{Probe, Stage, TestCode};
+use crate::sink::SinkWriter;
 use crate::spec::OptionSpec;
 use serde_json::Value;
 use tributary_types::{ConnectionType, Diagnostic, Format};
@@ -59,6 +61,20 @@ impl Connector for Webhook {
             Stage::Connect,
             "webhook tables carry their endpoint; TEST TABLE reaches it",
         );
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        if probe.format.is_none() {
+            probe.fail(
+                Stage::Write,
+                TestCode::Unsupported,
+                "the table has no format to write its rows in",
+                "Set format = 'json' on the webhook table.",
+            );
+            return None;
+        }
+        let target = HttpTarget::of(probe, "POST", None)?;
+        probe.pass(Stage::Write, "posting each row");
+        Some(Box::new(WebhookWriter::new(target)))
     }
     async fn test_table(&self, probe: &mut Probe<'_>) {
         // OPTIONS reaches the endpoint (and its authentication) without posting a row.

@@ -8,3 +8,4 @@ mod reading;
 mod registry;
 mod secrets;
 mod session;
+mod writing;

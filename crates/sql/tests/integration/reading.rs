@@ -1,5 +1,7 @@
-//! Queries that read files for real: directories and single files, lines and whole
-//! files, compression, virtual columns, and the diagnostics of what cannot be read.
+//! Queries that read sources for real: files (directories and single files, lines and
+//! whole files, compression, virtual columns), Kafka, NATS, MQTT, RabbitMQ, SSE, polled
+//! HTTP and WebSockets, against the real systems, and the diagnostics of what cannot be
+//! read.
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
@@ -11,12 +13,12 @@ use tributary_catalog::OverlayStore;
 use tributary_sql::{Output, Session};
 
 /// An offline session over an in-memory catalog: local files are still read.
-fn session() -> Session {
+pub(crate) fn session() -> Session {
     Session::new(Arc::new(OverlayStore::in_memory())).offline()
 }
 
 /// The rows of the last statement of `sql`, as a pretty table.
-async fn table(session: &Session, sql: &str) -> String {
+pub(crate) async fn table(session: &Session, sql: &str) -> String {
     let results = session.execute(sql).await.unwrap_or_else(|e| panic!("{e}"));
     match &results.last().unwrap().output {
         Output::Rows { batches, .. } => pretty_format_batches(batches).unwrap().to_string(),
@@ -24,7 +26,7 @@ async fn table(session: &Session, sql: &str) -> String {
     }
 }
 
-async fn error(session: &Session, sql: &str) -> String {
+pub(crate) async fn error(session: &Session, sql: &str) -> String {
     session.execute(sql).await.unwrap_err().to_string()
 }
 
@@ -151,7 +153,7 @@ async fn a_single_file_is_read_and_what_cannot_be_read_is_named() {
 }
 
 /// A session that may connect, over an in-memory catalog, with profile `k` on `servers`.
-async fn kafka_session(servers: &str) -> Session {
+pub(crate) async fn kafka_session(servers: &str) -> Session {
     let s = Session::new(Arc::new(OverlayStore::in_memory()));
     s.execute(&format!(
         "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = '{servers}', validate = false)"
@@ -557,266 +559,4 @@ async fn rabbitmq_streams_are_read_from_their_offset() {
             .await
             .contains("| 5 | 15 |")
     );
-}
-
-#[tokio::test]
-async fn inserts_write_files_that_read_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let s = session();
-    s.execute(&format!(
-        "CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '5'); \
-         CREATE TABLE sink_dir (counter BIGINT, doubled BIGINT) WITH (connector = 'filesystem', \
-         type = 'sink', path = '{out}', format = 'json', 'filename.prefix' = 'ticks'); \
-         CREATE TABLE back_dir (counter BIGINT, doubled BIGINT) WITH (connector = 'filesystem', \
-         type = 'source', path = '{out}', format = 'json'); \
-         CREATE TABLE sink_file (value TEXT) WITH (connector = 'single_file', type = 'sink', \
-         path = '{file}', format = 'raw_string'); \
-         CREATE TABLE back_file (value TEXT) WITH (connector = 'single_file', type = 'source', \
-         path = '{file}', format = 'raw_string')",
-        out = out.display(),
-        file = dir.path().join("lines.txt").display(),
-    ))
-    .await
-    .unwrap();
-    assert!(
-        table(
-            &s,
-            "INSERT INTO sink_dir SELECT counter, counter * 2 FROM counted"
-        )
-        .await
-        .contains("| 5     |")
-    );
-    // One finished file, named by the table's prefix; no in-progress file is left.
-    let names: Vec<String> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names.len(), 1, "{names:?}");
-    assert!(
-        names[0].starts_with("ticks-") && names[0].ends_with("-0.json"),
-        "{names:?}"
-    );
-    assert!(
-        table(&s, "SELECT sum(doubled) AS s FROM back_dir")
-            .await
-            .contains("| 20 |")
-    );
-
-    // A single file is appended to, INSERT after INSERT.
-    table(&s, "INSERT INTO sink_file VALUES ('a'), ('b')").await;
-    table(&s, "INSERT INTO sink_file VALUES ('c')").await;
-    assert_eq!(
-        table(&s, "SELECT value AS v FROM back_file").await,
-        "+---+\n| v |\n+---+\n| a |\n| b |\n| c |\n+---+"
-    );
-}
-
-#[tokio::test]
-async fn kafka_inserts_are_delivered_with_keys_and_in_transactions() {
-    let mock = crate::connection_tests::mock_cluster("out", &[]).await;
-    mock.create_topic("keyed", 1, 1).unwrap();
-    let s = kafka_session(&mock.bootstrap_servers()).await;
-    s.execute(
-        "CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '5'); \
-         CREATE TABLE keyed_sink (id BIGINT, name TEXT) WITH (connector = 'kafka', connection_profile = 'k', \
-         topic = 'keyed', type = 'sink', 'sink.key_field' = 'name', format = 'json'); \
-         CREATE TABLE keyed_back (id BIGINT, name TEXT, k BYTEA METADATA FROM 'key') WITH (connector = 'kafka', \
-         connection_profile = 'k', topic = 'keyed', type = 'source', 'source.offset' = 'earliest', format = 'json'); \
-         CREATE TABLE txn_sink (n BIGINT, q BIGINT) WITH (connector = 'kafka', connection_profile = 'k', \
-         topic = 'out', type = 'sink', 'sink.commit_mode' = 'exactly_once', format = 'json'); \
-         CREATE TABLE txn_back (n BIGINT, q BIGINT) WITH (connector = 'kafka', connection_profile = 'k', \
-         topic = 'out', type = 'source', 'source.offset' = 'earliest', 'source.read_mode' = 'read_committed', \
-         format = 'json')",
-    )
-    .await
-    .unwrap();
-    // At least once, keyed by a column.
-    assert!(
-        table(&s, "INSERT INTO keyed_sink VALUES (1, 'a'), (2, 'b')")
-            .await
-            .contains("| 2     |")
-    );
-    let rows = table(
-        &s,
-        "SELECT id, name, arrow_cast(k, 'Utf8') AS key FROM (SELECT * FROM keyed_back LIMIT 2) ORDER BY id",
-    )
-    .await;
-    assert!(
-        rows.contains("| 1  | a    | a   |") && rows.contains("| 2  | b    | b   |"),
-        "{rows}"
-    );
-
-    // Exactly once: an INSERT that fails after writing its first batch aborts its
-    // transaction; one that finishes commits, and all its rows arrive. (librdkafka's mock
-    // cluster in this build keeps no transaction markers, so a read_committed reader
-    // cannot be shown to skip the aborted rows here: it sees them too.)
-    s.execute("SET datafusion.execution.batch_size = 2")
-        .await
-        .unwrap();
-    let e = error(
-        &s,
-        "INSERT INTO txn_sink SELECT counter, 10 / (counter - 3) FROM counted",
-    )
-    .await;
-    assert!(e.to_lowercase().contains("divide by zero"), "{e}");
-    assert!(
-        table(
-            &s,
-            "INSERT INTO txn_sink SELECT counter, counter AS q FROM counted"
-        )
-        .await
-        .contains("| 5     |")
-    );
-    s.execute("SET preview.timeout = '3 seconds'")
-        .await
-        .unwrap();
-    let seen = table(
-        &s,
-        "SELECT count(*) FILTER (WHERE q >= 0) AS n, sum(q) FILTER (WHERE q >= 0) AS s FROM txn_back",
-    )
-    .await;
-    assert!(
-        seen.contains("| 5 | 10 |"),
-        "the committed INSERT arrives whole: {seen}"
-    );
-}
-
-#[tokio::test]
-async fn nats_and_mqtt_inserts_are_published() {
-    use futures::StreamExt;
-    let s = Session::new(Arc::new(OverlayStore::in_memory()));
-    let subject = format!("tributary.write.{}", std::process::id());
-    let topic = format!("tributary/write/{}", std::process::id());
-    s.execute(&format!(
-        "CREATE CONNECTION PROFILE n WITH (connector = 'nats', servers = 'nats://127.0.0.1:4222', validate = false); \
-         CREATE CONNECTION PROFILE m WITH (connector = 'mqtt', url = 'tcp://127.0.0.1:1883', validate = false); \
-         CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '3'); \
-         CREATE TABLE to_nats (counter BIGINT) WITH (connector = 'nats', connection_profile = 'n', \
-         type = 'sink', subject = '{subject}', format = 'json'); \
-         CREATE TABLE to_mqtt (counter BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', \
-         type = 'sink', topic = '{topic}', qos = 'at_least_once', 'sink.retain' = 'false', format = 'json'); \
-         CREATE TABLE from_mqtt (counter BIGINT) WITH (connector = 'mqtt', connection_profile = 'm', \
-         type = 'source', topic = '{topic}', format = 'json')"
-    ))
-    .await
-    .unwrap();
-    let client = async_nats::connect("nats://127.0.0.1:4222").await.unwrap();
-    let mut subscription = client.subscribe(subject.clone()).await.unwrap();
-    client.flush().await.unwrap();
-    assert!(
-        table(&s, "INSERT INTO to_nats SELECT counter FROM counted")
-            .await
-            .contains("| 3     |")
-    );
-    let mut got = Vec::new();
-    while got.len() < 3 {
-        let m = tokio::time::timeout(std::time::Duration::from_secs(5), subscription.next())
-            .await
-            .expect("three messages within 5 s")
-            .unwrap();
-        got.push(String::from_utf8(m.payload.to_vec()).unwrap());
-    }
-    assert_eq!(
-        got,
-        [r#"{"counter":0}"#, r#"{"counter":1}"#, r#"{"counter":2}"#]
-    );
-
-    // MQTT: a reader subscribed while the INSERT publishes, read through a table.
-    let s = Arc::new(s);
-    let reader = {
-        let s = s.clone();
-        tokio::spawn(async move {
-            table(
-                &s,
-                "SELECT sum(counter) AS s FROM (SELECT * FROM from_mqtt LIMIT 3)",
-            )
-            .await
-        })
-    };
-    // Publish until the reader has its three rows (it may subscribe after a first INSERT).
-    let mut done = None;
-    for _ in 0..50 {
-        assert!(
-            table(&s, "INSERT INTO to_mqtt SELECT 1 AS counter")
-                .await
-                .contains("| 1     |")
-        );
-        if reader.is_finished() {
-            done = Some(reader.await.unwrap());
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let done = done.expect("the reader got three published rows");
-    assert!(done.contains("| 3 |"), "{done}");
-}
-
-#[tokio::test]
-async fn redis_inserts_write_strings_lists_and_hashes() {
-    let prefix = format!("tributary:write:{}:", std::process::id());
-    let s = Session::new(Arc::new(OverlayStore::in_memory()));
-    s.execute(&format!(
-        "CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://127.0.0.1:6379', validate = false); \
-         CREATE TABLE strings (id TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', connection_profile = 'r', \
-         type = 'sink', target = 'string', 'target.key_prefix' = '{prefix}s:', 'target.key_column' = id, \
-         'target.ttl_secs' = '60', format = 'json'); \
-         CREATE TABLE lists (id TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', connection_profile = 'r', \
-         type = 'sink', target = 'list', 'target.key_prefix' = '{prefix}l:', 'target.key_column' = id, \
-         'target.operation' = 'append', 'target.max_length' = '2', format = 'json'); \
-         CREATE TABLE hashes (id TEXT NOT NULL, f TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', \
-         connection_profile = 'r', type = 'sink', target = 'hash', 'target.key_prefix' = '{prefix}h:', \
-         'target.key_column' = id, 'target.field_column' = f, format = 'json')"
-    ))
-    .await
-    .unwrap();
-    table(&s, "INSERT INTO strings VALUES ('a', 1), ('b', 2)").await;
-    table(&s, "INSERT INTO lists VALUES ('x', 1), ('x', 2), ('x', 3)").await;
-    table(
-        &s,
-        "INSERT INTO hashes VALUES ('k', 'one', 1), ('k', 'two', 2)",
-    )
-    .await;
-    let client = redis::Client::open("redis://127.0.0.1:6379").unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let a: String = redis::cmd("GET")
-        .arg(format!("{prefix}s:a"))
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(a, r#"{"id":"a","v":1}"#);
-    let ttl: i64 = redis::cmd("TTL")
-        .arg(format!("{prefix}s:b"))
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert!((1..=60).contains(&ttl), "{ttl}");
-    let list: Vec<String> = redis::cmd("LRANGE")
-        .arg(format!("{prefix}l:x"))
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(
-        list,
-        [r#"{"id":"x","v":2}"#, r#"{"id":"x","v":3}"#],
-        "trimmed to the last two"
-    );
-    let two: String = redis::cmd("HGET")
-        .arg(format!("{prefix}h:k"))
-        .arg("two")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(two, r#"{"id":"k","f":"two","v":2}"#);
-    let _: () = redis::cmd("DEL")
-        .arg(format!("{prefix}s:a"))
-        .arg(format!("{prefix}s:b"))
-        .arg(format!("{prefix}l:x"))
-        .arg(format!("{prefix}h:k"))
-        .query_async(&mut conn)
-        .await
-        .unwrap();
 }
