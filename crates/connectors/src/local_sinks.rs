@@ -82,7 +82,9 @@ impl SinkWriter for AppendLines {
                 .await
                 .map_err(|e| io_failure(&what, &e))?;
         }
-        Ok(())
+        // A written batch reaches the file now, so an INSERT that runs until cancelled
+        // leaves every batch it reported.
+        self.file.flush().await.map_err(|e| io_failure(&what, &e))
     }
 
     async fn finish(&mut self) -> Result<(), WriteFailure> {

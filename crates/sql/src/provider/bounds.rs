@@ -3,8 +3,10 @@
 //! a `LIMIT` that stops it (through operators that pass rows on as they come), or the
 //! session's `preview.max_rows` / `preview.timeout`. An aggregate, a sort or a join's
 //! build side reads its input to the end first, so a `LIMIT` above it bounds nothing.
+//! The one exception is an `INSERT INTO` a sink that streams: it moves rows as they come
+//! and runs until it is cancelled, as a pipeline would.
 
-use super::exec::ConnectionScanExec;
+use super::exec::{ConnectionScanExec, ConnectionSinkExec};
 use crate::preview::PreviewOptions;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::execution_plan::EmissionType;
@@ -16,6 +18,8 @@ use tributary_types::{Diagnostic, Span};
 enum Above {
     /// A LIMIT takes what it needs as rows come, then stops the input.
     Limited,
+    /// A sink writes rows as they come; the statement runs until cancelled.
+    Streaming,
     /// Something must read the input to its end first (what, in words).
     ReadsToEnd(String),
 }
@@ -42,7 +46,8 @@ pub(crate) fn unbounded_reads(
 
 fn walk(plan: &Arc<dyn ExecutionPlan>, above: &Above, span: Span, out: &mut Vec<Diagnostic>) {
     if let Some(scan) = plan.downcast_ref::<ConnectionScanExec>() {
-        if scan.unbounded() && scan.limit().is_none() && !matches!(above, Above::Limited) {
+        let bounded = matches!(above, Above::Limited | Above::Streaming);
+        if scan.unbounded() && scan.limit().is_none() && !bounded {
             out.push(refusal(scan, above, span));
         }
         return;
@@ -51,7 +56,9 @@ fn walk(plan: &Arc<dyn ExecutionPlan>, above: &Above, span: Span, out: &mut Vec<
         plan.properties().emission_type,
         EmissionType::Final | EmissionType::Both
     );
-    let mine = if blocking {
+    let mine = if plan.downcast_ref::<ConnectionSinkExec>().is_some() {
+        Above::Streaming
+    } else if blocking {
         Above::ReadsToEnd(format!(
             "{} reads its whole input before it answers",
             what(plan)
@@ -100,7 +107,7 @@ fn what(plan: &Arc<dyn ExecutionPlan>) -> String {
 fn refusal(scan: &ConnectionScanExec, above: &Above, span: Span) -> Diagnostic {
     let why = match above {
         Above::ReadsToEnd(why) => why.clone(),
-        Above::Limited => String::new(),
+        Above::Limited | Above::Streaming => String::new(),
     };
     Diagnostic::error(format!(
         "table '{}' (connector '{}') never ends, so this query would never finish",

@@ -315,3 +315,35 @@ async fn webhook_inserts_post_each_row_with_the_tables_headers() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn an_insert_from_an_endless_source_runs_until_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = session();
+    s.execute(&format!(
+        "CREATE TABLE endless WITH (connector = 'impulse', event_rate = '1000'); \
+         CREATE TABLE out (counter BIGINT) WITH (connector = 'single_file', type = 'sink', \
+         path = '{}', format = 'json')",
+        dir.path().join("out.json").display()
+    ))
+    .await
+    .unwrap();
+    // Not refused: it streams, so it is still running when it is dropped.
+    let running = tokio::time::timeout(
+        std::time::Duration::from_millis(500),
+        s.execute("INSERT INTO out SELECT counter FROM endless"),
+    )
+    .await;
+    assert!(
+        running.is_err(),
+        "the INSERT ended: {:?}",
+        running.map(|r| r.is_ok())
+    );
+    // What it wrote before it was cancelled is in the file, whole lines only.
+    let text = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    assert!(text.lines().count() >= 10, "{} lines", text.lines().count());
+    assert!(
+        text.ends_with('\n') && text.starts_with(r#"{"counter":0}"#),
+        "{text}"
+    );
+}
