@@ -259,6 +259,11 @@ pub trait Connector: Send + Sync + Debug {
     fn stays_local(&self, _table: &Value) -> bool {
         false
     }
+    /// Whether writing the table creates or changes files on this machine, which a
+    /// session allows only when told to (as for `COPY ... TO`).
+    fn writes_local_files(&self, _table: &Value) -> bool {
+        false
+    }
     /// Open a reader of a source table for a query: resolve and connect as the table's
     /// test does, then hand back the reader; `None` when that failed (the probe says at
     /// which stage and why). `probe.limit` is the most messages the query will read, when

@@ -112,6 +112,9 @@ impl Connector for FileSystem {
     fn stays_local(&self, table: &Value) -> bool {
         str_at(table, "/table_type/path").is_some_and(|p| local_path(p).is_some())
     }
+    fn writes_local_files(&self, table: &Value) -> bool {
+        self.stays_local(table)
+    }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         probe::open_source(probe).await
     }

@@ -75,6 +75,9 @@ impl Connector for SingleFile {
     fn stays_local(&self, _table: &Value) -> bool {
         true
     }
+    fn writes_local_files(&self, _table: &Value) -> bool {
+        true
+    }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         let path = resolved_path(probe)?;
         let path = locate(probe, path).await?;

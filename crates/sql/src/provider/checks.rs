@@ -18,7 +18,8 @@ fn connection_table(
 }
 
 /// Check a planned statement; every violation is reported at `span` (the statement).
-/// `file_writes` says whether the session lets `COPY ... TO` write files.
+/// `file_writes` says whether the session lets statements write files on this machine
+/// (`COPY ... TO`, `INSERT INTO` a local file sink).
 pub(crate) fn check_plan(plan: &LogicalPlan, span: Span, file_writes: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut allowed_lookups: Vec<usize> = Vec::new();
@@ -32,7 +33,7 @@ pub(crate) fn check_plan(plan: &LogicalPlan, span: Span, file_writes: bool) -> V
                 ))
                 .with_span(span)
                 .with_note("a script must not write arbitrary files unless whoever runs it says so")
-                .with_help("Pass --allow-file-writes to `tributary run` (embedders: Session::allow_file_writes), or write to a filesystem sink table with INSERT INTO."),
+                .with_help("Pass --allow-file-writes to `tributary run` (embedders: Session::allow_file_writes)."),
             ),
             LogicalPlan::Dml(dml) => {
                 if let (WriteOp::Insert(_), Some(t)) = (&dml.op, connection_table(&dml.target)) {
@@ -46,6 +47,15 @@ pub(crate) fn check_plan(plan: &LogicalPlan, span: Span, file_writes: bool) -> V
                             Diagnostic::error(format!("cannot insert into table '{}' because it is a lookup table", t.name))
                                 .with_span(span)
                                 .with_help("Lookup (temporary) tables are only read, by joins."),
+                        ),
+                        ConnectionType::Sink if !file_writes && writes_local_files(&t) => out.push(
+                            Diagnostic::error(format!(
+                                "INSERT INTO table '{}' would write files on this machine, which this session does not allow",
+                                t.name
+                            ))
+                            .with_span(span)
+                            .with_note("a script must not write arbitrary files unless whoever runs it says so")
+                            .with_help("Pass --allow-file-writes to `tributary run`, `repl` or `serve` (embedders: Session::allow_file_writes)."),
                         ),
                         ConnectionType::Sink => {}
                     }
@@ -78,6 +88,13 @@ pub(crate) fn check_plan(plan: &LogicalPlan, span: Span, file_writes: bool) -> V
         Ok(TreeNodeRecursion::Continue)
     });
     out
+}
+
+/// Whether writing `table` creates or changes files on this machine.
+fn writes_local_files(table: &ConnectionTable) -> bool {
+    tributary_connectors::registry()
+        .get(&table.connector)
+        .is_some_and(|e| e.connector.writes_local_files(&table.config))
 }
 
 /// Mark the lookup scan directly on a join's right side (through an alias or one filter).

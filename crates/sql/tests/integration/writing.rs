@@ -13,7 +13,8 @@ async fn inserts_write_files_that_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let s = session();
+    // Writing files needs the session's leave, as COPY ... TO does.
+    let s = session().allow_file_writes();
     s.execute(&format!(
         "CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '5'); \
          CREATE TABLE sink_dir (counter BIGINT, doubled BIGINT) WITH (connector = 'filesystem', \
@@ -52,6 +53,24 @@ async fn inserts_write_files_that_read_back() {
             .await
             .contains("| 20 |")
     );
+
+    // A session without that leave refuses before writing anything.
+    let strict = session();
+    strict
+        .execute(&format!(
+            "CREATE TABLE sink_file (value TEXT) WITH (connector = 'single_file', type = 'sink', \
+             path = '{}', format = 'raw_string')",
+            dir.path().join("lines.txt").display()
+        ))
+        .await
+        .unwrap();
+    let e = error(&strict, "INSERT INTO sink_file VALUES ('x')").await;
+    assert!(
+        e.contains("INSERT INTO table 'sink_file' would write files on this machine")
+            && e.contains("--allow-file-writes"),
+        "{e}"
+    );
+    assert!(!dir.path().join("lines.txt").exists());
 
     // A single file is appended to, INSERT after INSERT.
     table(&s, "INSERT INTO sink_file VALUES ('a'), ('b')").await;
@@ -319,7 +338,7 @@ async fn webhook_inserts_post_each_row_with_the_tables_headers() {
 #[tokio::test]
 async fn an_insert_from_an_endless_source_runs_until_cancelled() {
     let dir = tempfile::tempdir().unwrap();
-    let s = session();
+    let s = session().allow_file_writes();
     s.execute(&format!(
         "CREATE TABLE endless WITH (connector = 'impulse', event_rate = '1000'); \
          CREATE TABLE out (counter BIGINT) WITH (connector = 'single_file', type = 'sink', \
