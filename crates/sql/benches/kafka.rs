@@ -29,7 +29,7 @@ fn payload(i: u64) -> String {
         i % 50,
         i % 7,
         i % 100,
-        i % 2 == 0,
+        i.is_multiple_of(2),
         i % 13,
         1_700_000_000_000u64 + i
     )
