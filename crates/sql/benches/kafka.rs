@@ -8,11 +8,12 @@
 //!
 //! Known problem, not yet solved: librdkafka's mock cluster drops the oldest messages of
 //! a partition (the low watermark moves: one partition of 100,000 records kept
-//! 71,000..100,000; ten of about 10,000 each kept the last half). A read from `earliest`
-//! then waits for records that are gone. The bench checks the watermarks and stops with
-//! that message instead of hanging. 20,000 records in one partition fit. Until the mock's
-//! retention is understood (or the records are produced as the read consumes them), the
-//! issue's 1,000,000-record figures cannot be taken here.
+//! 71,000..100,000; of ten partitions of about 10,000 each, partition 0 started at
+//! 5,000). A read from `earliest` then waits for records that are gone. The bench checks
+//! the watermarks and stops with that message instead of hanging. 20,000 records in one
+//! partition fitted. Until the mock's retention is understood (or the records are
+//! produced as the read consumes them), the 1,000,000-record figures cannot be
+//! taken here.
 
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use std::sync::Arc;

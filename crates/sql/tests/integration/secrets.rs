@@ -226,6 +226,29 @@ async fn no_connector_prints_a_secret() {
     }
     assert!(tested.contains("CONNECT_REFUSED"), "{tested}");
     assert!(!tested.contains(S), "a secret was printed:\n{tested}");
+
+    // Queries that read and write through those profiles fail at the stage a test would
+    // name, and say so without the credentials.
+    let moved = format!(
+        "{}; {}",
+        "CREATE TABLE q_mqtt (v TEXT) WITH (connector = 'mqtt', connection_profile = 'p_mqtt_url', type = 'source', topic = 't', format = 'json')",
+        "CREATE TABLE q_redis (v TEXT) WITH (connector = 'redis', connection_profile = 'p_redis_url', type = 'sink', target = 'string', 'target.key_prefix' = 'k:', format = 'json')"
+    );
+    online.execute(&moved).await.unwrap();
+    let mut queried = String::new();
+    for sql in [
+        "SELECT v FROM q_mqtt LIMIT 1",
+        "INSERT INTO q_redis VALUES ('x')",
+    ] {
+        queried.push_str(&diagnostics(&online, sql, Mode::Run).await);
+    }
+    assert!(
+        queried.contains("cannot read table 'q_mqtt'")
+            && queried.contains("cannot write table 'q_redis'")
+            && queried.contains("CONNECT_REFUSED"),
+        "{queried}"
+    );
+    assert!(!queried.contains(S), "a secret was printed:\n{queried}");
 }
 
 #[tokio::test]
