@@ -1,5 +1,6 @@
 //! The [`Connector`] trait: everything Tributary knows about one kind of external system.
 
+use crate::lookup::LookupReader;
 use crate::mapping::MappedOptions;
 use crate::probe::{Probe, Stage, TestCode};
 use crate::sink::SinkWriter;
@@ -274,6 +275,20 @@ pub trait Connector: Send + Sync + Debug {
             TestCode::Unsupported,
             format!("queries cannot read connector '{}' yet", self.info().id),
             "Use TEST TABLE to read sample messages from it.",
+        );
+        None
+    }
+    /// Open a lookup table for a lookup join: connect as the table's test does, then hand
+    /// back the reader of rows by key; `None` when that failed (the probe says why).
+    async fn open_lookup(&self, probe: &mut Probe<'_>) -> Option<Box<dyn LookupReader>> {
+        probe.fail(
+            Stage::Read,
+            TestCode::Unsupported,
+            format!(
+                "queries cannot look rows up in connector '{}'",
+                self.info().id
+            ),
+            "Lookup tables are redis tables created with CREATE TEMPORARY TABLE.",
         );
         None
     }

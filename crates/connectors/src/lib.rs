@@ -9,6 +9,7 @@
 
 mod connector;
 pub mod describe;
+pub mod lookup;
 mod mapping;
 mod markdown;
 pub mod probe;

@@ -1,10 +1,12 @@
 //! The `redis` connector: rows written to Redis strings, lists or hashes (sink), and
 //! tables looked up by key (lookup, `CREATE TEMPORARY TABLE`).
 
+mod lookup;
 mod probe;
 mod writer;
 
 use crate::connector::{Completions, Connector, ConnectorInfo, Roles, TableCheck, str_at};
+use crate::lookup::LookupReader;
 use crate::probe::Probe;
 use crate::sink::SinkWriter;
 use crate::spec::{MetadataKey, MetadataType, OptionSpec, ValueKind};
@@ -137,6 +139,9 @@ impl Connector for Redis {
     }
     async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
         probe::open_sink(probe).await
+    }
+    async fn open_lookup(&self, probe: &mut Probe<'_>) -> Option<Box<dyn LookupReader>> {
+        probe::open_lookup(probe).await
     }
     async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
         probe::key_prefixes(probe).await.map(|names| Completions {

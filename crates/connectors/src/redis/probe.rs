@@ -1,9 +1,12 @@
 //! The redis connector's connection test: connect to the server (each node of a cluster),
 //! authenticate with the profile's user and password, PING; for a table, count the keys
 //! under its prefix, and for a sink ask the server (`ACL DRYRUN`) whether the user may write
-//! there, without writing.
+//! there, without writing. Queries open their writer and lookups here too, connected the
+//! same way.
 
+use super::lookup::RedisLookup;
 use super::writer::RedisWriter;
+use crate::lookup::LookupReader;
 use crate::probe::{Probe, Stage, TestCode, connect_code, is_dns_error};
 use crate::sink::SinkWriter;
 use ::redis::aio::MultiplexedConnection;
@@ -202,6 +205,22 @@ pub(super) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWrite
     let table = probe.table.cloned().unwrap_or_default();
     probe.pass(Stage::Write, "writing with one pipeline per batch");
     Some(Box::new(RedisWriter::new(conn, &table)))
+}
+
+/// Open the table for lookups: connect as the table's test does.
+pub(super) async fn open_lookup(probe: &mut Probe<'_>) -> Option<Box<dyn LookupReader>> {
+    if probe.connection.pointer("/connection/addresses").is_some() {
+        probe.fail(
+            Stage::Read,
+            TestCode::Unsupported,
+            "queries cannot look rows up in a Redis cluster yet",
+            "Look up through a profile with a single 'address'.",
+        );
+        return None;
+    }
+    let conn = connect(probe).await?;
+    probe.pass(Stage::Read, "looking keys up with one MGET per batch");
+    Some(Box::new(RedisLookup::new(conn)))
 }
 
 fn key_prefix(table: &Value) -> Option<&str> {

@@ -1,4 +1,4 @@
-//! Opening a connector's reader or writer for a query, through a probe as its connection
+//! Opening a connector's reader, writer or lookup for a query, through a probe as its connection
 //! test would: an offline session refuses connectors that leave the machine, and a failure
 //! names the stage and its stable code (`cannot read table 't': connect failed
 //! [CONNECT_REFUSED]: ...`), redacted like every diagnostic.
@@ -6,6 +6,7 @@
 use super::catalog::SessionShared;
 use crate::testing::{DEFAULT_TIMEOUT, connection_of, env_var, whole_files};
 use datafusion::error::{DataFusionError, Result};
+use tributary_connectors::lookup::LookupReader;
 use tributary_connectors::probe::{Outcome, Probe, TestCode};
 use tributary_connectors::registry;
 use tributary_connectors::sink::SinkWriter;
@@ -17,6 +18,8 @@ use tributary_types::{ConnectionTable, Diagnostic, redact_text};
 pub(crate) enum Transfer {
     Read,
     Write,
+    /// Rows fetched by key for a lookup join.
+    Lookup,
 }
 
 impl Transfer {
@@ -24,6 +27,7 @@ impl Transfer {
         match self {
             Transfer::Read => "read",
             Transfer::Write => "write",
+            Transfer::Lookup => "look up rows in",
         }
     }
 
@@ -51,13 +55,15 @@ impl Transfer {
     }
 }
 
-/// A reader or a writer, as opened.
+/// A reader, a writer or a lookup, as opened.
 pub(crate) enum Opened {
     Reader(Box<dyn SourceReader>),
     Writer(Box<dyn SinkWriter>),
+    Lookup(Box<dyn LookupReader>),
 }
 
-/// Open `table`'s reader or writer (`Connector::open_source` / `open_sink`) on a probe;
+/// Open `table`'s reader, writer or lookup (`Connector::open_source` / `open_sink` /
+/// `open_lookup`) on a probe;
 /// `limit` is the most messages the query will read.
 pub(crate) async fn connect(
     shared: &SessionShared,
@@ -77,6 +83,7 @@ pub(crate) async fn connect(
         let doing = match transfer {
             Transfer::Read => "reading",
             Transfer::Write => "writing",
+            Transfer::Lookup => "looking rows up in",
         };
         return Err(crate::errors::to_datafusion(
             Diagnostic::error(format!(
@@ -99,6 +106,7 @@ pub(crate) async fn connect(
     let opened = match transfer {
         Transfer::Read => connector.open_source(&mut probe).await.map(Opened::Reader),
         Transfer::Write => connector.open_sink(&mut probe).await.map(Opened::Writer),
+        Transfer::Lookup => connector.open_lookup(&mut probe).await.map(Opened::Lookup),
     };
     if let Some(opened) = opened {
         return Ok(opened);

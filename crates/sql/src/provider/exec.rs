@@ -256,8 +256,8 @@ async fn write_all(
 ) -> Result<RecordBatch> {
     let mut writer = match connect(&shared, &table, Transfer::Write, usize::MAX).await? {
         Opened::Writer(w) => w,
-        Opened::Reader(_) => {
-            return Err(DataFusionError::Internal("a write opened a reader".into()));
+        _ => {
+            return Err(DataFusionError::Internal("a write opened no writer".into()));
         }
     };
     let encoder = MessageEncoder::new(&table, writer.key_column(), writer.field_column())?;

@@ -14,13 +14,36 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::{ApplyOrder, OptimizerConfig, OptimizerRule};
 use std::cmp::Ordering;
 use std::fmt;
-use tributary_types::{ConnectionTable, ConnectionType, Diagnostic};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use tributary_types::{ConnectionType, Diagnostic};
+
+/// The lookup table's provider, as a plan holds it: compared and hashed by the table's
+/// id, since a plan node must be.
+#[derive(Debug, Clone)]
+pub struct LookupSource(pub Arc<ConnectionTableProvider>);
+
+impl PartialEq for LookupSource {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.table().id == other.0.table().id
+    }
+}
+
+impl Eq for LookupSource {}
+
+impl Hash for LookupSource {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.table().id.hash(state);
+    }
+}
 
 /// A join of a stream (the input) with a lookup table, by key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LookupJoin {
     /// The left side: what brings the keys.
     pub input: LogicalPlan,
+    /// The lookup table.
+    pub source: LookupSource,
     /// The lookup table's name.
     pub table: String,
     /// Its connector.
@@ -29,6 +52,9 @@ pub struct LookupJoin {
     pub qualifier: Option<TableReference>,
     /// The lookup table's columns the join reads, by name.
     pub columns: Vec<String>,
+    /// The lookup table's columns the join emits, by name (some read columns serve only
+    /// the lookup filter).
+    pub outputs: Vec<String>,
     /// Each key: an expression over the input, and the lookup table's column it equals.
     pub on: Vec<(Expr, String)>,
     /// A condition on the looked-up rows (a filter written on the lookup table).
@@ -141,17 +167,24 @@ impl OptimizerRule for LookupJoins {
         let Some(side) = lookup_side(&join.right) else {
             return Ok(Transformed::no(plan));
         };
-        // A lookup fetches by key: every key must be one of the lookup table's columns,
-        // as written, and there must be one. Anything else would scan the table.
+        // A lookup fetches by key: every key must be the lookup table's PRIMARY KEY
+        // column, as written, and there must be one. Anything else would scan the table.
+        let table = side.source.0.table();
+        let key_column = table
+            .schema
+            .primary_keys
+            .iter()
+            .next()
+            .map_or("key_column", String::as_str);
         let refuse = |why: &str| {
             Err(to_datafusion(
                 Diagnostic::error(format!(
                     "lookup table '{}' must be joined on its key: {why}",
-                    side.table.name
+                    table.name
                 ))
                 .with_help(format!(
-                    "Join it with ON stream_column = {}.key_column (and other conditions with AND).",
-                    side.table.name
+                    "Join it with ON stream_column = {}.{key_column} (and other conditions with AND).",
+                    table.name
                 )),
             ))
         };
@@ -160,7 +193,17 @@ impl OptimizerRule for LookupJoins {
         }
         let mut on = Vec::with_capacity(join.on.len());
         for (left, right) in &join.on {
+            // The planner casts a key column to the other side's type; keys are compared
+            // as text, so the column itself is the key.
+            let right = match right {
+                Expr::Cast(c) => c.expr.as_ref(),
+                Expr::TryCast(c) => c.expr.as_ref(),
+                other => other,
+            };
             match right {
+                Expr::Column(c) if !table.schema.primary_keys.contains(&c.name) => {
+                    return refuse(&format!("'{}' is not its PRIMARY KEY column", c.name));
+                }
                 Expr::Column(c) if side.columns.contains(&c.name) => {
                     on.push((left.clone(), c.name.clone()))
                 }
@@ -173,10 +216,12 @@ impl OptimizerRule for LookupJoins {
         }
         let node = LookupJoin {
             input: join.left.as_ref().clone(),
-            table: side.table.name,
-            connector: side.table.connector,
+            table: table.name.clone(),
+            connector: table.connector.clone(),
+            source: side.source.clone(),
             qualifier: side.qualifier,
             columns: side.columns,
+            outputs: side.outputs,
             on,
             lookup_filter: side.filter,
             filter: join.filter.clone(),
@@ -185,7 +230,7 @@ impl OptimizerRule for LookupJoins {
         };
         Ok(Transformed::yes(LogicalPlan::Extension(
             datafusion::logical_expr::Extension {
-                node: std::sync::Arc::new(node),
+                node: Arc::new(node),
             },
         )))
     }
@@ -194,9 +239,10 @@ impl OptimizerRule for LookupJoins {
 /// What the right side of a join reads, when it is a lookup table (under an alias, a
 /// projection of its columns, and filters).
 struct LookupSide {
-    table: ConnectionTable,
+    source: LookupSource,
     qualifier: Option<TableReference>,
     columns: Vec<String>,
+    outputs: Vec<String>,
     filter: Option<Expr>,
 }
 
@@ -230,7 +276,8 @@ fn lookup_side(plan: &LogicalPlan) -> Option<LookupSide> {
                     _ => return None,
                 }
             }
-            side.columns = columns;
+            // The read columns stay: a filter below the projection may need them.
+            side.outputs = columns;
             Some(side)
         }
         _ => None,
@@ -239,14 +286,12 @@ fn lookup_side(plan: &LogicalPlan) -> Option<LookupSide> {
 
 fn scanned_lookup(scan: &TableScan) -> Option<LookupSide> {
     let provider = source_as_provider(&scan.source).ok()?;
-    let table = provider
-        .downcast_ref::<ConnectionTableProvider>()?
-        .table()
-        .clone();
-    if table.connection_type != ConnectionType::Lookup {
+    let any: Arc<dyn std::any::Any + Send + Sync> = provider;
+    let provider = any.downcast::<ConnectionTableProvider>().ok()?;
+    if provider.table().connection_type != ConnectionType::Lookup {
         return None;
     }
-    let columns = scan
+    let columns: Vec<String> = scan
         .projected_schema
         .fields()
         .iter()
@@ -254,8 +299,9 @@ fn scanned_lookup(scan: &TableScan) -> Option<LookupSide> {
         .collect();
     let filter = scan.filters.iter().cloned().reduce(Expr::and);
     Some(LookupSide {
-        table,
+        source: LookupSource(provider),
         qualifier: Some(scan.table_name.clone()),
+        outputs: columns.clone(),
         columns,
         filter,
     })

@@ -1,82 +1,115 @@
 //! [`LookupJoinExec`], the physical form of a [`LookupJoin`]: for each batch of the input,
-//! the rows of the lookup table whose keys the batch holds, fetched by key. Its planner
-//! ([`LookupJoinPlanner`]) and the query planner that installs it
-//! ([`TributaryQueryPlanner`]) live here too.
+//! the rows of the lookup table whose keys the batch holds, fetched by key (the work is
+//! `lookup_stream`'s). Its planner ([`LookupJoinPlanner`]) and the query planner that
+//! installs it ([`TributaryQueryPlanner`]) live here too.
 
+use super::connect::Transfer;
 use super::lookup::LookupJoin;
+use super::lookup_cache::{CacheSettings, LookupCache};
+use super::lookup_stream::{JoinSpec, Joining, LookupMetrics};
+use super::rows::{RowAssembler, RowShape};
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::common::DFSchema;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::execution::context::QueryPlanner;
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
-use datafusion::logical_expr::{JoinType, LogicalPlan, UserDefinedLogicalNode};
+use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 use std::fmt;
-use std::sync::Arc;
-use tributary_types::Diagnostic;
+use std::sync::{Arc, Mutex};
 
 /// Joins each input row with the lookup table's rows for its key.
-#[derive(Debug)]
 pub struct LookupJoinExec {
     input: Arc<dyn ExecutionPlan>,
-    table: String,
-    connector: String,
-    /// The keys: an expression over the input, and the lookup column it equals.
-    keys: Vec<(Arc<dyn PhysicalExpr>, String)>,
-    /// The condition on looked-up rows, as written (shown by EXPLAIN).
+    spec: Arc<JoinSpec>,
+    /// The lookup table's columns the join reads.
+    shape: RowShape,
+    /// The keys as EXPLAIN shows them: an expression over the input, and its column.
+    key_names: Vec<String>,
+    /// The condition on looked-up rows, as written.
     lookup_filter: Option<String>,
-    join_type: JoinType,
+    metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
+}
+
+impl fmt::Debug for LookupJoinExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LookupJoinExec")
+            .field("table", &self.spec.table.name)
+            .field("keys", &self.key_names)
+            .finish_non_exhaustive()
+    }
 }
 
 impl LookupJoinExec {
     fn new(
         input: Arc<dyn ExecutionPlan>,
+        spec: JoinSpec,
+        shape: RowShape,
         node: &LookupJoin,
-        keys: Vec<(Arc<dyn PhysicalExpr>, String)>,
     ) -> Self {
-        let schema = Arc::new(node.schema.as_arrow().clone());
+        let properties = Self::properties_over(&input, &spec.schema);
+        let key_names = spec
+            .keys
+            .iter()
+            .zip(&node.on)
+            .map(|(e, (_, column))| format!("{e} = {column}"))
+            .collect();
+        Self {
+            input,
+            spec: Arc::new(spec),
+            shape,
+            key_names,
+            lookup_filter: node.lookup_filter.as_ref().map(ToString::to_string),
+            metrics: ExecutionPlanMetricsSet::new(),
+            properties,
+        }
+    }
+
+    /// The input's partitioning and boundedness: each input partition is joined on its own.
+    fn properties_over(input: &Arc<dyn ExecutionPlan>, schema: &SchemaRef) -> Arc<PlanProperties> {
         let input_properties = input.properties();
-        let properties = PlanProperties::new(
-            EquivalenceProperties::new(schema),
+        Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
             input_properties.output_partitioning().clone(),
             input_properties.emission_type,
             input_properties.boundedness,
-        );
-        Self {
-            input,
-            table: node.table.clone(),
-            connector: node.connector.clone(),
-            keys,
-            lookup_filter: node.lookup_filter.as_ref().map(ToString::to_string),
-            join_type: node.join_type,
-            properties: Arc::new(properties),
-        }
+        ))
     }
 }
 
 impl DisplayAs for LookupJoinExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let keys: Vec<String> = self
-            .keys
-            .iter()
-            .map(|(e, c)| format!("{e} = {c}"))
-            .collect();
         write!(
             f,
             "LookupJoinExec: join_type={}, table={}, connector={}, on=[{}]",
-            self.join_type,
-            self.table,
-            self.connector,
-            keys.join(", ")
+            self.spec.join_type,
+            self.spec.table.name,
+            self.spec.table.connector,
+            self.key_names.join(", ")
         )?;
         if let Some(lf) = &self.lookup_filter {
             write!(f, ", lookup_filter={lf}")?;
+        }
+        if let Some(cache) = &self.spec.cache
+            && let Ok(cache) = cache.lock()
+        {
+            let settings = cache.settings();
+            write!(f, ", cache=[max_bytes={}", settings.max_bytes)?;
+            if let Some(ttl) = settings.ttl {
+                write!(f, ", ttl={ttl:?}")?;
+            }
+            f.write_str("]")?;
         }
         Ok(())
     }
@@ -99,7 +132,7 @@ impl ExecutionPlan for LookupJoinExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        for (e, _) in &self.keys {
+        for e in &self.spec.keys {
             if f(e)? == TreeNodeRecursion::Stop {
                 return Ok(TreeNodeRecursion::Stop);
             }
@@ -114,30 +147,54 @@ impl ExecutionPlan for LookupJoinExec {
         let Some(input) = children.into_iter().next() else {
             return Ok(self);
         };
+        // The optimizer repartitions the input: the join has its partitions.
+        let properties = Self::properties_over(&input, &self.spec.schema);
         Ok(Arc::new(Self {
             input,
-            table: self.table.clone(),
-            connector: self.connector.clone(),
-            keys: self.keys.clone(),
+            spec: self.spec.clone(),
+            shape: self.shape.clone(),
+            key_names: self.key_names.clone(),
             lookup_filter: self.lookup_filter.clone(),
-            join_type: self.join_type,
-            properties: self.properties.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+            properties,
         }))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
     }
 
     fn execute(
         &self,
-        _partition: usize,
-        _context: Arc<TaskContext>,
+        partition: usize,
+        context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        Err(crate::errors::to_datafusion(
-            Diagnostic::error(format!(
-                "looking rows up in table '{}' (connector '{}') is not supported yet",
-                self.table, self.connector
-            ))
-            .with_note("statements are validated and planned; lookups by key arrive with the execution work")
-            .with_help("Use EXPLAIN to see the plan."),
-        ))
+        let input = self.input.execute(partition, context)?;
+        let rows = RowAssembler::new(
+            self.spec.table.clone(),
+            self.shape.clone(),
+            None,
+            true,
+            Transfer::Lookup,
+        )?;
+        let counter =
+            |name: &'static str| MetricBuilder::new(&self.metrics).counter(name, partition);
+        let joining = Joining {
+            spec: self.spec.clone(),
+            input,
+            rows,
+            reader: None,
+            metrics: LookupMetrics {
+                keys_fetched: counter("keys_fetched"),
+                cache_hits: counter("cache_hits"),
+                output_rows: MetricBuilder::new(&self.metrics).output_rows(partition),
+            },
+        };
+        let stream = futures::stream::try_unfold(joining, Joining::next);
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.spec.schema.clone(),
+            stream,
+        )))
     }
 }
 
@@ -162,19 +219,67 @@ impl ExtensionPlanner for LookupJoinPlanner {
         let (Some(logical), Some(input)) = (logical_inputs.first(), physical_inputs.first()) else {
             return Ok(None);
         };
+        let physical = |e: &Expr, schema: &DFSchema| {
+            planner.create_physical_expr(e, schema, session, planning_ctx)
+        };
         let keys = lookup
             .on
             .iter()
-            .map(|(e, column)| {
-                planner
-                    .create_physical_expr(e, logical.schema(), session, planning_ctx)
-                    .map(|p| (p, column.clone()))
+            .map(|(e, _)| physical(e, logical.schema()))
+            .collect::<Result<Vec<_>>>()?;
+        let provider = &lookup.source.0;
+        let full_schema = provider.schema();
+        let projection = lookup
+            .columns
+            .iter()
+            .map(|c| full_schema.index_of(c))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let shape = RowShape {
+            full_schema: full_schema.clone(),
+            projection: Some(projection),
+            virtuals: provider.virtual_exprs(session)?,
+        };
+        let lookup_schema = shape.output_schema()?;
+        let lookup_filter = match &lookup.lookup_filter {
+            Some(f) => {
+                let schema = match &lookup.qualifier {
+                    Some(q) => DFSchema::try_from_qualified_schema(q.clone(), &lookup_schema)?,
+                    None => DFSchema::try_from(lookup_schema.as_ref().clone())?,
+                };
+                Some(physical(f, &schema)?)
+            }
+            None => None,
+        };
+        let filter = match &lookup.filter {
+            Some(f) => Some(physical(f, &lookup.schema)?),
+            None => None,
+        };
+        let outputs = lookup
+            .outputs
+            .iter()
+            .map(|c| {
+                lookup.columns.iter().position(|r| r == c).ok_or_else(|| {
+                    DataFusionError::Internal(format!("lookup column '{c}' is not read"))
+                })
             })
             .collect::<Result<Vec<_>>>()?;
+        let table = Arc::new(provider.table().clone());
+        let spec = JoinSpec {
+            cache: CacheSettings::of(&table).map(|s| Arc::new(Mutex::new(LookupCache::new(s)))),
+            table,
+            shared: provider.shared().clone(),
+            schema: Arc::new(lookup.schema.as_arrow().clone()),
+            keys,
+            lookup_filter,
+            outputs,
+            filter,
+            join_type: lookup.join_type,
+        };
         Ok(Some(Arc::new(LookupJoinExec::new(
             input.clone(),
+            spec,
+            shape,
             lookup,
-            keys,
         ))))
     }
 }

@@ -3,6 +3,7 @@
 
 use super::catalog::SessionShared;
 use super::exec::{ConnectionScanExec, ConnectionSinkExec};
+use super::rows::RowShape;
 use super::scan::ScanSpec;
 use crate::ddl::all_arrow_fields;
 use crate::windows::EVENT_TIME_METADATA;
@@ -59,7 +60,10 @@ impl ConnectionTableProvider {
 
     /// Plan each virtual column's expression against the stored (physical and metadata)
     /// columns: its place in the table's schema and the physical expression.
-    fn virtual_exprs(&self, state: &dyn Session) -> Result<Vec<(usize, Arc<dyn PhysicalExpr>)>> {
+    pub(crate) fn virtual_exprs(
+        &self,
+        state: &dyn Session,
+    ) -> Result<Vec<(usize, Arc<dyn PhysicalExpr>)>> {
         if self.table.virtual_columns.is_empty() {
             return Ok(vec![]);
         }
@@ -81,6 +85,11 @@ impl ConnectionTableProvider {
     /// The stored table.
     pub fn table(&self) -> &ConnectionTable {
         &self.table
+    }
+
+    /// The state of the session it belongs to.
+    pub(crate) fn shared(&self) -> &Arc<SessionShared> {
+        &self.shared
     }
 }
 
@@ -105,11 +114,13 @@ impl TableProvider for ConnectionTableProvider {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let spec = ScanSpec {
-            table: self.table.clone(),
+            table: Arc::new(self.table.clone()),
             shared: self.shared.clone(),
-            full_schema: self.schema.clone(),
-            projection: projection.cloned(),
-            virtuals: self.virtual_exprs(state)?,
+            shape: RowShape {
+                full_schema: self.schema.clone(),
+                projection: projection.cloned(),
+                virtuals: self.virtual_exprs(state)?,
+            },
             limit,
         };
         Ok(Arc::new(ConnectionScanExec::new(spec)?))

@@ -4,6 +4,7 @@
 
 mod connection_tests;
 mod limits;
+mod lookups;
 mod reading;
 mod registry;
 mod secrets;

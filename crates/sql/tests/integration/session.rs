@@ -105,6 +105,7 @@ async fn lookup_tables_only_on_the_right_of_a_join() {
     lookup.name = "customers".into();
     lookup.connection_type = ConnectionType::Lookup;
     lookup.temporary = true;
+    lookup.schema.primary_keys.insert("key".into());
     store.apply(vec![Change::PutTable(lookup)]).unwrap();
 
     let err = session
