@@ -3,6 +3,7 @@
 
 use crate::args::Cli;
 use crate::remote::Remote;
+use crate::stream_print::RowPrinter;
 use std::ops::ControlFlow;
 use tributary_sql::{Mode, Outcome, ScriptSummary, Session};
 
@@ -33,16 +34,20 @@ impl Executor {
         Ok(Executor::Local(Box::new(session)))
     }
 
-    /// Run (or check) `text`, handing each statement's outcome to `each`; `Err` when a
-    /// server could not be asked.
+    /// Run (or check) `text`, handing each statement's outcome to `each`, and each
+    /// local query's rows to `rows` as they arrive; `Err` when a server could not be
+    /// asked. (A server's answers come whole.)
     pub async fn run_script_with(
         &self,
         text: &str,
         mode: Mode,
+        rows: &RowPrinter,
         mut each: impl FnMut(Outcome) -> ControlFlow<()>,
     ) -> Result<ScriptSummary, String> {
         match self {
-            Executor::Local(session) => Ok(session.run_script_with(text, mode, each).await),
+            Executor::Local(session) => {
+                Ok(session.run_script_streaming(text, mode, rows, each).await)
+            }
             Executor::Remote(remote) => {
                 let (outcomes, mut summary) = remote.run(text, mode).await?;
                 summary.statements = 0;

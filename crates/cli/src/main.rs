@@ -12,6 +12,7 @@ mod repl;
 mod script;
 mod serve;
 mod store;
+mod stream_print;
 
 /// mimalloc rather than the system allocator: a server's request paths allocate many
 /// small, short-lived objects across threads, where glibc's malloc took about a fifth of

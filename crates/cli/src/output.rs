@@ -13,11 +13,16 @@ pub struct Stdout {
 impl Stdout {
     /// Print `text` and a newline; `false` once the reader has gone.
     pub fn line(&mut self, text: &str) -> bool {
+        self.write(&format!("{text}\n"))
+    }
+
+    /// Print `text` as it is; `false` once the reader has gone.
+    pub fn write(&mut self, text: &str) -> bool {
         if self.closed {
             return false;
         }
         let mut out = std::io::stdout().lock();
-        let written = writeln!(out, "{text}").and_then(|()| out.flush());
+        let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
         if let Err(e) = written {
             self.closed = true;
             // Any other failure to write is reported once; a closed pipe is not an error.

@@ -33,6 +33,8 @@ impl<'a> Renderer<'a> {
                 OutputFormat::Json => out.line(&serde_json::json!({ "status": tag }).to_string()),
                 _ => out.line(tag),
             },
+            // Printed as they arrived (`stream_print`).
+            Output::Streamed { .. } => !out.closed(),
             Output::Rows { batches, schema } => {
                 let batches: Vec<RecordBatch> = if batches.is_empty() {
                     vec![RecordBatch::new_empty(schema.clone())]

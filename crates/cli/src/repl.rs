@@ -5,13 +5,14 @@ use crate::args::Cli;
 use crate::executor::Executor;
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
+use crate::stream_print::RowPrinter;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
-use tributary_sql::{Mode, TestEvent};
+use tributary_sql::{Mode, Output, TestEvent};
 
 const HELP: &str = "Enter SQL statements ending with ';'. Statements: CREATE/ALTER/DROP CONNECTION PROFILE, CREATE/DROP TABLE, SHOW TABLES, SHOW CONNECTION PROFILES, SHOW CONNECTORS, DESCRIBE [CONNECTOR|CONNECTION PROFILE] name, SHOW CREATE TABLE name, EXPLAIN SELECT ...\nCommands: \\q quits, \\h (or \\?) shows this help, \\c clears the current input.";
 
@@ -80,6 +81,7 @@ pub async fn run(cli: &Cli) -> u8 {
         }
     }
     let mut out = Stdout::default();
+    let rows = RowPrinter::new(cli.format);
     out.line(&format!(
         "Tributary {} — \\h for help, \\q to quit.",
         env!("CARGO_PKG_VERSION")
@@ -127,18 +129,24 @@ pub async fn run(cli: &Cli) -> u8 {
                 let _ = editor.add_history_entry(buffer.as_str());
                 let text = std::mem::take(&mut buffer);
                 let renderer = Renderer::new(cli.format, "<repl>", &text);
-                // Ctrl-C cancels the statement running (a connection test, say): its
-                // future is dropped, which closes its connections, and a statement
-                // stores nothing until its test has passed.
-                let ran = executor.run_script_with(&text, Mode::Run, |outcome| {
+                // Ctrl-C cancels the statement running (a query streaming rows, a
+                // connection test): its future is dropped, which closes its
+                // connections, and a statement stores nothing until it has succeeded.
+                let ran = executor.run_script_with(&text, Mode::Run, &rows, |outcome| {
                     match &outcome {
                         Ok(r) => {
+                            if let Output::Streamed { .. } = r.output {
+                                rows.finish();
+                            }
                             renderer.diagnostics(&r.warnings);
                             if !renderer.output(&mut out, &r.output) {
                                 return ControlFlow::Break(());
                             }
                         }
-                        Err(e) => renderer.diagnostics(&e.diagnostics),
+                        Err(e) => {
+                            rows.finish();
+                            renderer.diagnostics(&e.diagnostics);
+                        }
                     }
                     ControlFlow::Continue(())
                 });
@@ -149,10 +157,15 @@ pub async fn run(cli: &Cli) -> u8 {
                         }
                     }
                     _ = tokio::signal::ctrl_c() => {
-                        err_line("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
+                        let printed = rows.finish();
+                        if printed > 0 {
+                            err_line(&format!("cancelled: the query was stopped after {printed} rows; statements after it did not run"));
+                        } else {
+                            err_line("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
+                        }
                     }
                 }
-                if out.closed() {
+                if out.closed() || rows.closed() {
                     break;
                 }
             }

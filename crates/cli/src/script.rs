@@ -4,9 +4,10 @@ use crate::args::{Cli, Input};
 use crate::executor::Executor;
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
+use crate::stream_print::RowPrinter;
 use std::io::Read;
 use std::ops::ControlFlow;
-use tributary_sql::Mode;
+use tributary_sql::{Mode, Output};
 use tributary_types::limits::MAX_SCRIPT_BYTES;
 
 /// Read the script, run or check it, print each statement's result as it completes; the
@@ -28,18 +29,26 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
     };
     let renderer = Renderer::new(cli.format, &name, &text);
     let mut out = Stdout::default();
+    let rows = RowPrinter::new(cli.format);
     // Each result is printed (and flushed) as its statement completes, so what was
     // printed is what has been stored.
     let summary = executor
-        .run_script_with(&text, mode, |outcome| {
+        .run_script_with(&text, mode, &rows, |outcome| {
             match &outcome {
                 Ok(r) => {
+                    if let Output::Streamed { .. } = r.output {
+                        rows.finish();
+                    }
                     renderer.diagnostics(&r.warnings);
                     if mode == Mode::Run && !renderer.output(&mut out, &r.output) {
                         return ControlFlow::Break(());
                     }
                 }
-                Err(e) => renderer.diagnostics(&e.diagnostics),
+                Err(e) => {
+                    // Rows that streamed before the failure are closed off first.
+                    rows.finish();
+                    renderer.diagnostics(&e.diagnostics);
+                }
             }
             ControlFlow::Continue(())
         })
@@ -51,7 +60,7 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
             return 2;
         }
     };
-    if out.closed() {
+    if out.closed() || rows.closed() {
         // The reader went away (`| head`): stop quietly, as a pipeline expects.
         return 0;
     }

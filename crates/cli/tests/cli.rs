@@ -330,3 +330,64 @@ fn the_quickstart_runs_and_runs_again() {
     };
     assert_eq!(id(&out), id(&again), "the profile was not replaced");
 }
+
+#[test]
+fn the_repl_streams_an_endless_query_and_ctrl_c_stops_the_query_not_the_repl() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let mut child = repl(dir.path(), &catalog);
+    let mut input = child.stdin.take().unwrap();
+    writeln!(
+        input,
+        "CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '200');"
+    )
+    .unwrap();
+    // No LIMIT: gathered this could never end, streamed it runs until stopped.
+    writeln!(input, "SELECT counter FROM ticks;").unwrap();
+    input.flush().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // Rows arrive while the query runs: wait for the fiftieth.
+    while !seen
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("no rows streamed")
+        .starts_with("| 50 ")
+    {}
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    writeln!(input, "SHOW TABLES;\n\\q").unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    let stdout = reader.join().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stopped = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("cancelled: the query was stopped after "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let rows: u64 = stopped.split(' ').next().unwrap().parse().unwrap();
+    assert!(rows >= 51, "{stderr}");
+    // The streamed table is closed off, then the REPL answers the next statement.
+    let after = stdout
+        .split("| 50 ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(after.contains("+---------+\n+-------+"), "{after}");
+    assert!(after.contains("| ticks | impulse"), "{after}");
+}

@@ -25,6 +25,7 @@ mod logging;
 mod openapi;
 mod reply;
 mod routes;
+mod sql_stream;
 mod sse;
 mod state;
 

@@ -20,7 +20,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         tables::list, tables::create, tables::test, tables::test_schema, tables::infer_schema,
         tables::get, tables::patch, tables::delete, tables::create_sql,
     ),
-    components(schemas(tributary_sql::api::ApiDiagnostic)),
+    components(schemas(tributary_sql::api::ApiDiagnostic, tributary_sql::api::SqlEvent)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
 )]

@@ -96,6 +96,8 @@ impl sqllogictest::AsyncDB for TributaryDb {
                     .collect(),
             }),
             Output::Done(_) => Ok(DBOutput::StatementComplete(0)),
+            // `execute` gathers rows; a streamed result reports its count.
+            Output::Streamed { rows, .. } => Ok(DBOutput::StatementComplete(rows)),
             Output::Rows { schema, batches } => {
                 let types = schema
                     .fields()

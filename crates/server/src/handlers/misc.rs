@@ -5,6 +5,7 @@ use crate::json::{ApiJson, ApiQuery};
 use crate::reply::{Answer, json, json_bytes};
 use crate::state::AppState;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use tributary_sql::api::{
     ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, PaginationQueryParams,
     QueryValidationResult, SqlPost, SqlResponse, ValidateQueryPost,
@@ -66,12 +67,22 @@ pub(crate) async fn validate_query(
     ))
 }
 
-/// Run (or check) SQL statements, as `tributary run -c` (or `check`) does.
+/// Run (or check) SQL statements, as `tributary run -c` (or `check`) does. With `Accept:
+/// application/x-ndjson` (or `text/event-stream`) the answer streams: each query's rows
+/// as they arrive, as `SqlEvent`s, and closing the request cancels the script.
 #[utoipa::path(post, path = "/v1/sql", tag = "sql",
     request_body = SqlPost,
-    responses((status = 200, description = "Each statement's result; failures are in the results", body = SqlResponse),
+    responses((status = 200, description = "Each statement's result; failures are in the results. Streamed: one SqlEvent per line (NDJSON) or per server-sent event", body = SqlResponse),
         (status = 400, body = ErrorResp)))]
-pub(crate) async fn sql(State(state): State<AppState>, ApiJson(post): ApiJson<SqlPost>) -> Answer {
+pub(crate) async fn sql(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(post): ApiJson<SqlPost>,
+) -> Answer {
+    if let Some(kind) = crate::sql_stream::requested(&headers) {
+        let events = tributary_sql::api::stream_sql(state.session.clone(), post)?;
+        return Ok(crate::sql_stream::response(kind, events));
+    }
     Ok(json(
         &tributary_sql::api::run_sql(&state.session, &post).await?,
     ))

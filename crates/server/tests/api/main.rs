@@ -10,3 +10,4 @@ mod contract;
 mod guards;
 mod lifecycle;
 mod openapi;
+mod streaming;

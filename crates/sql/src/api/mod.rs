@@ -11,6 +11,7 @@ mod profiles;
 mod queries;
 mod rows;
 mod run;
+mod sql_stream;
 mod statements;
 mod tables;
 mod views;
@@ -26,6 +27,7 @@ pub use profiles::{
     patch_profile, test_profile,
 };
 pub use queries::{MAX_RESULT_ROWS, run_sql, validate_query};
+pub use sql_stream::{SqlStream, stream_sql};
 pub use statements::{profile_statement, table_statement};
 pub use tables::{
     create_sql, create_table, delete_table, find_table, get_table, list_tables, patch_table,
@@ -34,6 +36,6 @@ pub use views::{
     ConnectionAutocompleteResp, ConnectionProfileCollection, ConnectionProfileView,
     ConnectionTableCollection, ConnectionTableView, ConnectorCollection, ConnectorView,
     EmptyCollection, EmptyPage, PipelineEdge, PipelineGraph, PipelineNode, QueryValidationResult,
-    SqlColumn, SqlDiagnostic, SqlLocation, SqlResponse, SqlSpan, SqlStatementResult,
+    SqlColumn, SqlDiagnostic, SqlEvent, SqlLocation, SqlResponse, SqlSpan, SqlStatementResult,
     TestSourceMessage, connectors, field_view, schema_view,
 };

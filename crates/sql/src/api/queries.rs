@@ -12,6 +12,7 @@ use super::views::{
 use crate::parser::ast::Statement;
 use crate::parser::parse_script;
 use crate::session::{Mode, Outcome, Output, Session};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::LogicalPlan;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -25,19 +26,10 @@ pub const MAX_RESULT_ROWS: usize = 10_000;
 /// (`"check"`: against a copy of the catalog, connecting nowhere, every failure reported)
 /// a script. `session` runs it; a check runs on an overlay of its store.
 pub async fn run_sql(session: &Session, post: &SqlPost) -> Result<SqlResponse, ApiError> {
-    let mode = match post.mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
-        None | Some("run") => Mode::Run,
-        Some("check") => Mode::Check,
-        Some(other) => {
-            return Err(ApiError::body(format!(
-                "mode must be 'run' or 'check', not '{}'",
-                tributary_types::limits::shorten(other)
-            )));
-        }
-    };
+    let mode = sql_mode(post)?;
     let checking;
     let session = if mode == Mode::Check {
-        checking = Session::new(Arc::new(OverlayStore::over(Arc::clone(session.store()))));
+        checking = checking_session(session);
         &checking
     } else {
         session
@@ -56,27 +48,67 @@ pub async fn run_sql(session: &Session, post: &SqlPost) -> Result<SqlResponse, A
     })
 }
 
-fn statement_result(outcome: Outcome) -> SqlStatementResult {
+/// `mode`: `run` (the default) or `check`.
+pub(crate) fn sql_mode(post: &SqlPost) -> Result<Mode, ApiError> {
+    match post.mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("run") => Ok(Mode::Run),
+        Some("check") => Ok(Mode::Check),
+        Some(other) => Err(ApiError::body(format!(
+            "mode must be 'run' or 'check', not '{}'",
+            tributary_types::limits::shorten(other)
+        ))),
+    }
+}
+
+/// A session checking against a copy of `session`'s catalog (changes are not kept).
+pub(crate) fn checking_session(session: &Session) -> Session {
+    Session::new(Arc::new(OverlayStore::over(Arc::clone(session.store()))))
+}
+
+/// The columns of a result, with their SQL types.
+pub(crate) fn sql_columns(schema: &SchemaRef) -> Vec<SqlColumn> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| SqlColumn {
+            name: f.name().clone(),
+            data_type: tributary_types::SourceField::from_arrow(f)
+                .map(|s| s.field_type.sql_name())
+                .unwrap_or_else(|| f.data_type().to_string()),
+            nullable: f.is_nullable(),
+        })
+        .collect()
+}
+
+/// One statement's outcome in `POST /sql`'s shape.
+pub(crate) fn statement_result(outcome: Outcome) -> SqlStatementResult {
     let (span, error, diags, output) = match outcome {
         Ok(r) => (r.span, false, r.warnings, Some(r.output)),
         Err(e) => (e.span, true, e.diagnostics, None),
     };
     let mut diagnostics: Vec<ApiDiagnostic> = diags.iter().map(ApiDiagnostic::in_sql).collect();
+    let mut row_count = None;
     let (tag, columns, rows, schema) = match output {
         None => ("ERROR".to_string(), vec![], vec![], None),
         Some(Output::Done(tag)) => (tag, vec![], vec![], None),
+        Some(Output::Streamed {
+            schema,
+            rows,
+            stopped,
+        }) => {
+            row_count = Some(rows);
+            if stopped {
+                diagnostics.push(ApiDiagnostic::in_sql(
+                    &Diagnostic::note(format!("the query was stopped after {rows} rows"))
+                        .with_span(span),
+                ));
+            }
+            let columns = sql_columns(&schema);
+            let schema = serde_json::to_value(schema.as_ref()).ok();
+            ("SELECT".to_string(), columns, vec![], schema)
+        }
         Some(Output::Rows { schema, batches }) => {
-            let columns = schema
-                .fields()
-                .iter()
-                .map(|f| SqlColumn {
-                    name: f.name().clone(),
-                    data_type: tributary_types::SourceField::from_arrow(f)
-                        .map(|s| s.field_type.sql_name())
-                        .unwrap_or_else(|| f.data_type().to_string()),
-                    nullable: f.is_nullable(),
-                })
-                .collect();
+            let columns = sql_columns(&schema);
             let rows = match rows_as_arrays(&batches, MAX_RESULT_ROWS) {
                 Ok((rows, truncated)) => {
                     if truncated {
@@ -113,6 +145,7 @@ fn statement_result(outcome: Outcome) -> SqlStatementResult {
         arrow_schema: schema,
         diagnostics,
         error,
+        row_count,
     }
 }
 

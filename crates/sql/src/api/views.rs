@@ -440,6 +440,41 @@ pub struct SqlStatementResult {
     pub diagnostics: Vec<ApiDiagnostic>,
     /// Whether it failed.
     pub error: bool,
+    /// How many rows were streamed, when the rows came as `rows` events (a streamed
+    /// answer) rather than in `rows`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_count: Option<u64>,
+}
+
+/// One event of a streamed `POST /sql` answer (newline-delimited JSON, or server-sent
+/// events named by `event`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum SqlEvent {
+    /// A query's rows begin: its columns.
+    Columns {
+        /// The statement's first line.
+        line: u64,
+        /// The statement's first column.
+        column: u64,
+        /// The result columns.
+        columns: Vec<SqlColumn>,
+    },
+    /// Rows, as they arrived, each an array in column order.
+    Rows {
+        /// The rows.
+        #[schema(value_type = Vec<Vec<Object>>)]
+        rows: Vec<Vec<Value>>,
+    },
+    /// A statement ended: its result (for a query, without its rows and with `row_count`).
+    Result(SqlStatementResult),
+    /// The script ended.
+    Summary {
+        /// Statements that failed.
+        failed: usize,
+        /// Diagnostics not reported because the script reached its limit.
+        suppressed_diagnostics: usize,
+    },
 }
 
 /// `POST /sql`'s answer.

@@ -3,8 +3,9 @@
 //! a `LIMIT` that stops it (through operators that pass rows on as they come), or the
 //! session's `preview.max_rows` / `preview.timeout`. An aggregate, a sort or a join's
 //! build side reads its input to the end first, so a `LIMIT` above it bounds nothing.
-//! The one exception is an `INSERT INTO` a sink that streams: it moves rows as they come
-//! and runs until it is cancelled, as a pipeline would.
+//! The exceptions stream: an `INSERT INTO` moves rows as they come and runs until it is
+//! cancelled, as a pipeline would, and so does a query whose result is handed on as it
+//! arrives (the REPL, `POST /sql` asked to stream).
 
 use super::exec::{ConnectionScanExec, ConnectionSinkExec};
 use crate::preview::PreviewOptions;
@@ -25,22 +26,24 @@ enum Above {
 }
 
 /// Every unbounded read of `plan` that nothing bounds, as a diagnostic at `span`.
+/// `streamed`: the result is handed on as it arrives, rather than gathered.
 pub(crate) fn unbounded_reads(
     plan: &Arc<dyn ExecutionPlan>,
     preview: &PreviewOptions,
     span: Span,
+    streamed: bool,
 ) -> Vec<Diagnostic> {
     if preview.bounds_reads() {
         return vec![];
     }
     let mut out = Vec::new();
-    // The result is gathered before it is shown, so the query itself must end.
-    walk(
-        plan,
-        &Above::ReadsToEnd("the query's result is complete only when its sources end".into()),
-        span,
-        &mut out,
-    );
+    // A gathered result is shown when it is complete, so the query itself must end.
+    let top = if streamed {
+        Above::Streaming
+    } else {
+        Above::ReadsToEnd("the query's result is complete only when its sources end".into())
+    };
+    walk(plan, &top, span, &mut out);
     out
 }
 

@@ -12,10 +12,13 @@ mod outcome;
 mod probes;
 mod query;
 mod show;
+mod streaming;
 mod validation;
 
 pub use definitions::DefinitionTest;
 pub use outcome::{Mode, Outcome, Output, ScriptSummary, StatementError, StatementResult};
+use streaming::Delivery;
+pub use streaming::RowSink;
 
 use crate::ddl::catalog_diagnostic;
 use crate::errors::datafusion_diagnostic;
@@ -196,10 +199,12 @@ impl Session {
                 .await
                 .map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]));
         }
-        let result = self.run_statement(&stmt, Mode::Run).await?;
+        let result = self
+            .run_statement(&stmt, Mode::Run, Delivery::Gathered)
+            .await?;
         let frame = match result.output {
             Output::Rows { batches, .. } => self.ctx.read_batches(batches),
-            Output::Done(_) => self.ctx.read_empty(),
+            Output::Done(_) | Output::Streamed { .. } => self.ctx.read_empty(),
         };
         frame.map_err(|e| fail(vec![datafusion_diagnostic(&e, span)]))
     }
@@ -225,6 +230,32 @@ impl Session {
         &self,
         sql: &str,
         mode: Mode,
+        each: impl FnMut(Outcome) -> ControlFlow<()>,
+    ) -> ScriptSummary {
+        self.run_script_delivering(sql, mode, Delivery::Gathered, each)
+            .await
+    }
+
+    /// Run (or check) a script as [`Session::run_script_with`] does, handing each query's
+    /// rows to `rows` as they arrive (its outcome is then [`Output::Streamed`]). A query
+    /// reading an endless source without a bound streams until `rows` stops it or this
+    /// future is dropped, which closes its connections.
+    pub async fn run_script_streaming(
+        &self,
+        sql: &str,
+        mode: Mode,
+        rows: &dyn RowSink,
+        each: impl FnMut(Outcome) -> ControlFlow<()>,
+    ) -> ScriptSummary {
+        self.run_script_delivering(sql, mode, Delivery::Streamed(rows), each)
+            .await
+    }
+
+    async fn run_script_delivering(
+        &self,
+        sql: &str,
+        mode: Mode,
+        delivery: Delivery<'_>,
         mut each: impl FnMut(Outcome) -> ControlFlow<()>,
     ) -> ScriptSummary {
         let mut budget = boundary::ScriptBudget::new();
@@ -239,7 +270,7 @@ impl Session {
                     boundary::seal(&mut o, &f.text);
                     o
                 }
-                Ok(stmt) => self.run_statement(&stmt, mode).await,
+                Ok(stmt) => self.run_statement(&stmt, mode, delivery).await,
             };
             budget.admit(&mut outcome);
             let failed = outcome.is_err();
@@ -253,7 +284,12 @@ impl Session {
         summary
     }
 
-    async fn run_statement(&self, stmt: &ParsedStatement, mode: Mode) -> Outcome {
+    async fn run_statement(
+        &self,
+        stmt: &ParsedStatement,
+        mode: Mode,
+        delivery: Delivery<'_>,
+    ) -> Outcome {
         let span = stmt.span;
         let handled: Handled = match &stmt.statement {
             Statement::CreateProfile {
@@ -299,7 +335,7 @@ impl Session {
                 limit,
                 timeout,
             } => self.test_table(name, *limit, timeout, mode).await,
-            Statement::Query => self.run_query(stmt, mode).await,
+            Statement::Query => self.run_query(stmt, mode, delivery).await,
         };
         boundary::sealed(handled, span, &stmt.text)
     }

@@ -29,6 +29,15 @@ pub enum Output {
         /// The rows.
         batches: Vec<RecordBatch>,
     },
+    /// Rows handed to a [`RowSink`](super::RowSink) as they arrived.
+    Streamed {
+        /// The result schema.
+        schema: SchemaRef,
+        /// How many rows the sink received.
+        rows: u64,
+        /// Whether the sink stopped the query before its end.
+        stopped: bool,
+    },
 }
 
 /// One statement's success.

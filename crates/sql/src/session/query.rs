@@ -3,6 +3,7 @@
 
 use super::Session;
 use super::outcome::{Handled, Mode, Reply};
+use super::streaming::{Delivery, RowSink};
 use crate::errors::datafusion_diagnostic;
 use crate::parser::ast::{Name, ParsedStatement};
 use crate::preview::PreviewOptions;
@@ -17,7 +18,12 @@ use tributary_catalog::Change;
 use tributary_types::{Diagnostic, Span};
 
 impl Session {
-    pub(super) async fn run_query(&self, stmt: &ParsedStatement, mode: Mode) -> Handled {
+    pub(super) async fn run_query(
+        &self,
+        stmt: &ParsedStatement,
+        mode: Mode,
+        delivery: Delivery<'_>,
+    ) -> Handled {
         let span = stmt.span;
         let state = self.ctx.state();
         let Planned {
@@ -44,10 +50,17 @@ impl Session {
             .create_physical_plan()
             .await
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
-        check_bounds(&physical, &self.ctx.state(), span)?;
-        let batches = datafusion::physical_plan::collect(physical, task)
-            .await
-            .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+        let streamed = matches!(delivery, Delivery::Streamed(_));
+        check_bounds(&physical, &self.ctx.state(), span, streamed)?;
+        let output = match delivery {
+            Delivery::Gathered => {
+                let batches = datafusion::physical_plan::collect(physical, task)
+                    .await
+                    .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+                super::Output::Rows { schema, batches }
+            }
+            Delivery::Streamed(sink) => stream_rows(physical, task, schema, sink, span).await?,
+        };
         if let Some(InsertTarget {
             table,
             inferred: Some(fields),
@@ -61,7 +74,7 @@ impl Session {
             self.apply(vec![Change::PutTable(updated)], span).await?;
         }
         Ok(Reply {
-            output: super::Output::Rows { schema, batches },
+            output,
             warnings: vec![],
         })
     }
@@ -146,11 +159,42 @@ impl Session {
     }
 }
 
-/// Refuse a plan that reads a source with no end and nothing to bound the read.
+/// Run `plan`, handing its batches to `sink` as they arrive, until it ends or the sink
+/// stops it (dropping the stream stops its readers and closes their connections).
+async fn stream_rows(
+    plan: Arc<dyn ExecutionPlan>,
+    task: Arc<datafusion::execution::TaskContext>,
+    schema: SchemaRef,
+    sink: &dyn RowSink,
+    span: Span,
+) -> Result<super::Output, Vec<Diagnostic>> {
+    use futures::StreamExt;
+    let failed = |e: datafusion::error::DataFusionError| vec![datafusion_diagnostic(&e, span)];
+    let mut stream = datafusion::physical_plan::execute_stream(plan, task).map_err(failed)?;
+    let mut rows = 0u64;
+    let mut stopped = sink.begin(span, &schema).await.is_break();
+    while !stopped && let Some(batch) = stream.next().await {
+        let batch = batch.map_err(failed)?;
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        rows += batch.num_rows() as u64;
+        stopped = sink.batch(batch).await.is_break();
+    }
+    Ok(super::Output::Streamed {
+        schema,
+        rows,
+        stopped,
+    })
+}
+
+/// Refuse a plan that reads a source with no end and nothing to bound the read. A
+/// `streamed` result may pass an endless read's rows on as they come.
 fn check_bounds(
     plan: &Arc<dyn ExecutionPlan>,
     state: &SessionState,
     span: Span,
+    streamed: bool,
 ) -> Result<(), Vec<Diagnostic>> {
     let preview = state
         .config()
@@ -159,7 +203,7 @@ fn check_bounds(
         .get::<PreviewOptions>()
         .cloned()
         .unwrap_or_default();
-    let problems = unbounded_reads(plan, &preview, span);
+    let problems = unbounded_reads(plan, &preview, span, streamed);
     if problems.is_empty() {
         Ok(())
     } else {

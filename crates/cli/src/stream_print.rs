@@ -1,0 +1,340 @@
+//! [`RowPrinter`]: a query's rows printed as they arrive. A result that ends quickly
+//! (within a second, a thousand rows) is printed whole, exactly as a gathered one; a
+//! longer one starts printing then, with the column widths of the rows seen so far, and
+//! goes on row by row (JSON as an array spread over lines, CSV line by line). At a
+//! terminal a running row count sits on standard error while rows stream. A reader that
+//! went away (`| head`) stops the query.
+
+use crate::args::OutputFormat;
+use crate::output::{Stdout, err_line};
+use crate::render::format_batches;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use std::io::{IsTerminal, Write};
+use std::ops::ControlFlow;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tributary_sql::RowSink;
+use tributary_types::Span;
+
+/// Rows held back before a result starts streaming.
+const HOLD_ROWS: usize = 1_000;
+/// How long a result is held back before it starts streaming.
+const HOLD_TIME: Duration = Duration::from_secs(1);
+
+/// Prints each query's rows as they arrive.
+#[derive(Debug)]
+pub struct RowPrinter {
+    format: OutputFormat,
+    /// Whether a running count is shown on standard error.
+    counting: bool,
+    state: Mutex<Printing>,
+}
+
+#[derive(Debug, Default)]
+struct Printing {
+    out: Stdout,
+    schema: Option<SchemaRef>,
+    held: Vec<RecordBatch>,
+    rows: u64,
+    began: Option<Instant>,
+    /// Whether rows are printed as they arrive (rather than held).
+    streaming: bool,
+    /// The table's column widths, once streaming.
+    widths: Vec<usize>,
+    /// Rows printed while streaming (JSON puts a comma before all but the first).
+    printed: u64,
+    count_shown: bool,
+}
+
+impl RowPrinter {
+    /// A printer in `format`, counting rows at a terminal.
+    pub fn new(format: OutputFormat) -> Self {
+        Self {
+            format,
+            counting: std::io::stderr().is_terminal(),
+            state: Mutex::new(Printing::default()),
+        }
+    }
+
+    /// The query's rows ended (or it was stopped): print what is held, or close what
+    /// streamed; the rows printed.
+    pub fn finish(&self) -> u64 {
+        let Ok(mut p) = self.state.lock() else {
+            return 0;
+        };
+        let rows = p.rows;
+        p.clear_count();
+        match p.streaming {
+            true => self.close(&mut p),
+            false => {
+                if let Some(schema) = p.schema.take() {
+                    let held = std::mem::take(&mut p.held);
+                    let batches = if held.is_empty() {
+                        vec![RecordBatch::new_empty(schema)]
+                    } else {
+                        held
+                    };
+                    match format_batches(self.format, &batches) {
+                        Ok(text) => {
+                            p.out.line(&text);
+                        }
+                        Err(e) => err_line(&format!("error: cannot print the result: {e}")),
+                    }
+                }
+            }
+        }
+        *p = Printing {
+            out: std::mem::take(&mut p.out),
+            ..Printing::default()
+        };
+        rows
+    }
+
+    /// Whether standard output's reader has gone.
+    pub fn closed(&self) -> bool {
+        self.state.lock().map(|p| p.out.closed()).unwrap_or(true)
+    }
+
+    fn start(&self, p: &mut Printing) {
+        let held = std::mem::take(&mut p.held);
+        let Some(schema) = p.schema.clone() else {
+            return;
+        };
+        let widths = match self.format {
+            OutputFormat::Table => {
+                let mut widths: Vec<usize> = schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().chars().count())
+                    .collect();
+                for b in &held {
+                    for row in cells(b) {
+                        for (w, c) in widths.iter_mut().zip(&row) {
+                            *w = (*w).max(c.chars().count());
+                        }
+                    }
+                }
+                let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+                let rule = rule(&widths);
+                p.out.line(&rule);
+                p.out.line(&table_line(&names, &widths));
+                p.out.line(&rule);
+                widths
+            }
+            OutputFormat::Json => {
+                p.out.write("[");
+                Vec::new()
+            }
+            OutputFormat::Csv => {
+                let header: Vec<String> =
+                    schema.fields().iter().map(|f| csv_cell(f.name())).collect();
+                p.out.line(&header.join(","));
+                Vec::new()
+            }
+        };
+        p.widths = widths;
+        p.streaming = true;
+        for b in &held {
+            self.print(p, b);
+        }
+    }
+
+    fn print(&self, p: &mut Printing, batch: &RecordBatch) {
+        p.clear_count();
+        match self.format {
+            OutputFormat::Table => {
+                for row in cells(batch) {
+                    let line = table_line(&row, &p.widths);
+                    p.out.line(&line);
+                }
+            }
+            OutputFormat::Json => match json_rows(batch) {
+                Ok(rows) => {
+                    for row in rows {
+                        let sep = if p.printed == 0 { "\n" } else { ",\n" };
+                        p.out.write(&format!("{sep}{row}"));
+                        p.printed += 1;
+                    }
+                }
+                Err(e) => err_line(&format!("error: cannot print the result: {e}")),
+            },
+            OutputFormat::Csv => {
+                match format_batches(OutputFormat::Csv, std::slice::from_ref(batch)) {
+                    // Without its header line.
+                    Ok(text) => {
+                        if let Some((_, rows)) = text.split_once('\n') {
+                            p.out.line(rows);
+                        }
+                    }
+                    Err(e) => err_line(&format!("error: cannot print the result: {e}")),
+                }
+            }
+        }
+        if self.counting {
+            p.show_count();
+        }
+    }
+
+    fn close(&self, p: &mut Printing) {
+        match self.format {
+            OutputFormat::Table => {
+                let rule = rule(&p.widths);
+                // The row count follows a streamed table, unless its reader has gone.
+                if p.out.line(&rule) {
+                    err_line(&format!("({} rows)", p.rows));
+                }
+            }
+            OutputFormat::Json => {
+                p.out.line("\n]");
+            }
+            OutputFormat::Csv => {}
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl RowSink for RowPrinter {
+    async fn begin(&self, _span: Span, schema: &SchemaRef) -> ControlFlow<()> {
+        let Ok(mut p) = self.state.lock() else {
+            return ControlFlow::Break(());
+        };
+        p.schema = Some(schema.clone());
+        p.began = Some(Instant::now());
+        if p.out.closed() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    async fn batch(&self, batch: RecordBatch) -> ControlFlow<()> {
+        let Ok(mut p) = self.state.lock() else {
+            return ControlFlow::Break(());
+        };
+        p.rows += batch.num_rows() as u64;
+        if p.streaming {
+            self.print(&mut p, &batch);
+        } else {
+            p.held.push(batch);
+            let held: usize = p.held.iter().map(RecordBatch::num_rows).sum();
+            let waited = p.began.is_some_and(|t| t.elapsed() >= HOLD_TIME);
+            if held >= HOLD_ROWS || waited {
+                self.start(&mut p);
+            }
+        }
+        if p.out.closed() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+}
+
+impl Printing {
+    fn show_count(&mut self) {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K… {} rows", self.rows);
+        let _ = err.flush();
+        self.count_shown = true;
+    }
+
+    fn clear_count(&mut self) {
+        if self.count_shown {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.count_shown = false;
+        }
+    }
+}
+
+/// Each row's cells as text, as the table printer shows them (NULL as nothing).
+fn cells(batch: &RecordBatch) -> Vec<Vec<String>> {
+    let options = FormatOptions::default().with_display_error(true);
+    let formatters: Vec<Option<ArrayFormatter>> = batch
+        .columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).ok())
+        .collect();
+    (0..batch.num_rows())
+        .map(|row| {
+            formatters
+                .iter()
+                .map(|f| {
+                    f.as_ref()
+                        .map(|f| f.value(row).to_string())
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn rule(widths: &[usize]) -> String {
+    let mut s = String::from("+");
+    for w in widths {
+        s.push_str(&"-".repeat(w + 2));
+        s.push('+');
+    }
+    s
+}
+
+fn table_line(cells: &[String], widths: &[usize]) -> String {
+    let mut s = String::from("|");
+    for (c, w) in cells.iter().zip(widths) {
+        let pad = w.saturating_sub(c.chars().count());
+        s.push(' ');
+        s.push_str(c);
+        s.push_str(&" ".repeat(pad + 1));
+        s.push('|');
+    }
+    s
+}
+
+fn csv_cell(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Each row as one line of JSON.
+fn json_rows(batch: &RecordBatch) -> Result<Vec<String>, String> {
+    let mut buf = Vec::new();
+    {
+        let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut buf);
+        w.write(batch).map_err(|e| e.to_string())?;
+        w.finish().map_err(|e| e.to_string())?;
+    }
+    let text = String::from_utf8(buf).map_err(|e| e.to_string())?;
+    Ok(text.lines().map(str::to_string).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_lines_pad_to_the_widths_and_longer_cells_widen_only_their_line() {
+        let widths = [3, 1];
+        assert_eq!(rule(&widths), "+-----+---+");
+        assert_eq!(
+            table_line(&["ab".into(), "x".into()], &widths),
+            "| ab  | x |"
+        );
+        assert_eq!(
+            table_line(&["abcd".into(), "".into()], &widths),
+            "| abcd |   |"
+        );
+    }
+
+    #[test]
+    fn csv_cells_are_quoted_only_when_they_must_be() {
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}
