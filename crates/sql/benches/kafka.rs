@@ -6,14 +6,9 @@
 //! `cargo bench -p tributary-sql --bench kafka -- [--records N]` (default 1,000,000; run
 //! it again with 100,000 to compare memory: one size per process, so each peak is its own).
 //!
-//! Known problem, not yet solved: librdkafka's mock cluster drops the oldest messages of
-//! a partition (the low watermark moves: one partition of 100,000 records kept
-//! 71,000..100,000; of ten partitions of about 10,000 each, partition 0 started at
-//! 5,000). A read from `earliest` then waits for records that are gone. The bench checks
-//! the watermarks and stops with that message instead of hanging. 20,000 records in one
-//! partition fitted. Until the mock's retention is understood (or the records are
-//! produced as the read consumes them), the 1,000,000-record figures cannot be
-//! taken here.
+//! librdkafka's mock cluster keeps at most 5 MiB per partition and drops the oldest
+//! message sets beyond that, so the records are spread evenly over one partition per
+//! 10,000; the bench checks the watermarks before it reads.
 
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use std::sync::Arc;
@@ -121,8 +116,10 @@ async fn main() {
     }
     let n = records();
     let mock = rdkafka::mocking::MockCluster::new(1).expect("mock cluster");
-    // The mock cluster keeps about 5 MiB per partition and drops older messages (the low
-    // watermark moves), so the topic is spread over enough partitions to hold them all.
+    // The mock cluster keeps at most 5 MiB per partition and drops older messages (the
+    // low watermark moves), so the records are spread evenly (round robin; the default
+    // partitioner sticks to one partition for a while) over enough partitions to hold
+    // them all: 10,000 records of about 170 bytes each.
     let partitions = (n / 10_000).max(1) as i32;
     mock.create_topic("bench", partitions, 1).expect("topic");
     let producer: FutureProducer = rdkafka::ClientConfig::new()
@@ -138,7 +135,11 @@ async fn main() {
     for i in 0..n {
         let p = payload(i);
         let queued = producer
-            .send_result(FutureRecord::<(), _>::to("bench").payload(&p))
+            .send_result(
+                FutureRecord::<(), _>::to("bench")
+                    .payload(&p)
+                    .partition((i % partitions as u64) as i32),
+            )
             .map_err(|(e, _)| e)
             .expect("queued");
         pending.push(queued);

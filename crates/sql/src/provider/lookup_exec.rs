@@ -238,6 +238,8 @@ impl ExtensionPlanner for LookupJoinPlanner {
             full_schema: full_schema.clone(),
             projection: Some(projection),
             virtuals: provider.virtual_exprs(session)?,
+            // Lookups have no event time.
+            lateness: None,
         };
         let lookup_schema = shape.output_schema()?;
         let lookup_filter = match &lookup.lookup_filter {

@@ -4,7 +4,9 @@
 
 use super::connect::Transfer;
 use crate::sample_rows::{reason, with_metadata};
-use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
+use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_expr::PhysicalExpr;
@@ -23,6 +25,17 @@ pub(crate) struct RowShape {
     /// Each virtual column's place in `full_schema` and its expression, planned against
     /// the physical and metadata columns.
     pub virtuals: Vec<(usize, Arc<dyn PhysicalExpr>)>,
+    /// The table's event time and watermark, when it declares them: rows behind the
+    /// watermark are late and dropped.
+    pub lateness: Option<Lateness>,
+}
+
+/// `WATERMARK FOR time AS expr`: the event-time column's place in `full_schema`, and the
+/// watermark expression over the full row (the column itself when no `AS` is given).
+#[derive(Debug, Clone)]
+pub(crate) struct Lateness {
+    pub time: usize,
+    pub watermark: Arc<dyn PhysicalExpr>,
 }
 
 impl RowShape {
@@ -50,6 +63,9 @@ pub(crate) struct RowAssembler {
     /// the caller).
     per_message: bool,
     transfer: Transfer,
+    /// The watermark so far (the largest the rows read have made it), in the time
+    /// column's unit.
+    watermark: Option<i64>,
 }
 
 impl RowAssembler {
@@ -82,6 +98,7 @@ impl RowAssembler {
             decoder,
             per_message,
             transfer,
+            watermark: None,
         })
     }
 
@@ -128,8 +145,9 @@ impl RowAssembler {
         }))
     }
 
-    /// The stored columns plus the virtual ones, in the table's order, then projected.
-    fn assemble(&self, stored: &RecordBatch) -> Result<RecordBatch> {
+    /// The stored columns plus the virtual ones, in the table's order, without late rows,
+    /// then projected.
+    fn assemble(&mut self, stored: &RecordBatch) -> Result<RecordBatch> {
         let shape = &self.shape;
         let rows = stored.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(shape.full_schema.fields().len());
@@ -143,10 +161,48 @@ impl RowAssembler {
                 }
             }
         }
-        let full = RecordBatch::try_new(shape.full_schema.clone(), columns)?;
+        let mut full = RecordBatch::try_new(shape.full_schema.clone(), columns)?;
+        if let Some(lateness) = &shape.lateness {
+            let (on_time, watermark) = on_time(&full, lateness, self.watermark)?;
+            self.watermark = watermark;
+            if on_time.false_count() > 0 {
+                full = filter_record_batch(&full, &on_time)?;
+            }
+        }
         match &shape.projection {
             Some(p) => Ok(full.project(p)?),
             None => Ok(full),
         }
     }
+}
+
+/// Which rows are on time, in arrival order: a row is late when its event time is behind
+/// the watermark the rows before it made (the largest watermark value so far), as a
+/// streaming engine that advances the watermark with every record would judge it. A row
+/// without an event time is kept. Also the watermark after the batch.
+fn on_time(
+    full: &RecordBatch,
+    lateness: &Lateness,
+    mut watermark: Option<i64>,
+) -> Result<(BooleanArray, Option<i64>)> {
+    let rows = full.num_rows();
+    let as_i64 = |a: ArrayRef| -> Result<Int64Array> {
+        let a = cast(&a, &DataType::Int64)?;
+        a.as_any()
+            .downcast_ref::<Int64Array>()
+            .cloned()
+            .ok_or_else(|| DataFusionError::Internal("an event time is not a timestamp".into()))
+    };
+    let times = as_i64(full.column(lateness.time).clone())?;
+    let marks = as_i64(lateness.watermark.evaluate(full)?.into_array(rows)?)?;
+    let mut keep = Vec::with_capacity(rows);
+    for row in 0..rows {
+        let late = times.is_valid(row) && watermark.is_some_and(|w| times.value(row) < w);
+        keep.push(!late);
+        if !late && marks.is_valid(row) {
+            let m = marks.value(row);
+            watermark = Some(watermark.map_or(m, |w| w.max(m)));
+        }
+    }
+    Ok((BooleanArray::from(keep), watermark))
 }

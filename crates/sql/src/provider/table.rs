@@ -3,14 +3,14 @@
 
 use super::catalog::SessionShared;
 use super::exec::{ConnectionScanExec, ConnectionSinkExec};
-use super::rows::RowShape;
+use super::rows::{Lateness, RowShape};
 use super::scan::ScanSpec;
 use crate::ddl::all_arrow_fields;
 use crate::windows::EVENT_TIME_METADATA;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::DFSchema;
+use datafusion::common::{Column, DFSchema};
 use datafusion::datasource::TableType;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SessionState;
@@ -82,6 +82,29 @@ impl ConnectionTableProvider {
         Ok(out)
     }
 
+    /// The table's event-time column and its watermark expression, planned against all
+    /// its columns, when it declares a watermark.
+    fn lateness(&self, state: &dyn Session) -> Result<Option<Lateness>> {
+        let Some(watermark) = &self.table.watermark else {
+            return Ok(None);
+        };
+        let time = self.schema.index_of(&watermark.column)?;
+        let full = DFSchema::try_from(self.schema.as_ref().clone())?;
+        let logical = match &watermark.expression {
+            Some(text) => {
+                let Some(state) = state.as_any().downcast_ref::<SessionState>() else {
+                    return Err(DataFusionError::Plan(
+                        "a watermark needs a Tributary session to be computed".into(),
+                    ));
+                };
+                state.create_logical_expr(text, &full)?
+            }
+            None => Expr::Column(Column::from_name(watermark.column.clone())),
+        };
+        let watermark = state.create_physical_expr(logical, &full)?;
+        Ok(Some(Lateness { time, watermark }))
+    }
+
     /// The stored table.
     pub fn table(&self) -> &ConnectionTable {
         &self.table
@@ -120,6 +143,7 @@ impl TableProvider for ConnectionTableProvider {
                 full_schema: self.schema.clone(),
                 projection: projection.cloned(),
                 virtuals: self.virtual_exprs(state)?,
+                lateness: self.lateness(state)?,
             },
             limit,
         };

@@ -1,13 +1,14 @@
 //! Window functions `tumble`, `hop` and `session`, in both Flink's form with the time
 //! column first (`TUMBLE(event_time, INTERVAL '1' HOUR)`) and Arroyo's form without it
 //! (`tumble(INTERVAL '1' HOUR)`). They plan to a `window` struct of `start` and `end`
-//! timestamps; evaluating them belongs to the streaming engine.
+//! timestamps, which `bounds` computes for each row.
 //!
 //! Arroyo's form windows the input's event time: [`EventTimeWindows`] (an analyzer rule)
 //! turns it into Flink's form with the input's event-time column, which connection
 //! tables mark on their schema ([`EVENT_TIME_METADATA`]). Left alone, a call with only
 //! constant arguments is a constant, which DataFusion drops from GROUP BY.
 
+mod bounds;
 mod event_time;
 
 pub use event_time::{EVENT_TIME_METADATA, EventTimeWindows};
@@ -119,11 +120,8 @@ impl ScalarUDFImpl for WindowFunction {
         Ok(window_type())
     }
 
-    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        Err(DataFusionError::NotImplemented(format!(
-            "{} windows are computed by the streaming engine, which arrives with the execution work",
-            self.kind.name()
-        )))
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        bounds::evaluate(self.kind, &args.args, args.number_rows)
     }
 }
 

@@ -560,3 +560,75 @@ async fn rabbitmq_streams_are_read_from_their_offset() {
             .contains("| 5 | 15 |")
     );
 }
+
+#[tokio::test]
+async fn a_tumbling_window_over_event_time_drops_records_behind_the_watermark() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.json");
+    // Arrival order. The watermark trails the largest event time by 5 s: after 00:12 it
+    // is 00:07, so 00:03 is late; after 00:21 it is 00:16, so 00:15 is late. 00:08 is
+    // behind 00:12 but not behind the watermark: it counts.
+    let events = [
+        ("a", "00:01"),
+        ("b", "00:12"),
+        ("c", "00:03"),
+        ("d", "00:08"),
+        ("e", "00:21"),
+        ("f", "00:15"),
+    ];
+    let lines: Vec<String> = events
+        .iter()
+        .map(|(id, t)| format!(r#"{{"id":"{id}","ts":"2026-12-01T10:{t}Z"}}"#))
+        .collect();
+    write(&path, &(lines.join("\n") + "\n"));
+    let s = session();
+    s.execute(&format!(
+        "CREATE TABLE events (id TEXT, ts TIMESTAMP NOT NULL, \
+         WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
+         WITH (connector = 'single_file', path = '{}', type = 'source', format = 'json')",
+        path.display()
+    ))
+    .await
+    .unwrap();
+    let arroyo = table(
+        &s,
+        "SELECT w.start AS start, n, ids FROM (SELECT tumble(INTERVAL '10' SECOND) AS w, \
+         count(*) AS n, string_agg(id, '' ORDER BY id) AS ids FROM events GROUP BY w) ORDER BY start",
+    )
+    .await;
+    assert_eq!(
+        arroyo,
+        "+---------------------+---+-----+\n\
+         | start               | n | ids |\n\
+         +---------------------+---+-----+\n\
+         | 2026-12-01T10:00:00 | 2 | ad  |\n\
+         | 2026-12-01T10:00:10 | 1 | b   |\n\
+         | 2026-12-01T10:00:20 | 1 | e   |\n\
+         +---------------------+---+-----+"
+    );
+    // Flink's form windows the same rows; every read drops the late ones.
+    let flink = table(
+        &s,
+        "SELECT count(*) AS n FROM events GROUP BY TUMBLE(ts, INTERVAL '10' SECOND) ORDER BY n",
+    )
+    .await;
+    assert!(flink.contains("| 1 |\n| 1 |\n| 2 |"), "{flink}");
+    assert!(
+        table(&s, "SELECT count(*) AS n FROM events")
+            .await
+            .contains("| 4 |"),
+        "c and f are late"
+    );
+
+    // Without AS, the watermark is the event time itself: anything out of order is late.
+    s.execute(&format!(
+        "CREATE TABLE strict (id TEXT, ts TIMESTAMP NOT NULL, WATERMARK FOR ts) \
+         WITH (connector = 'single_file', path = '{}', type = 'source', format = 'json')",
+        path.display()
+    ))
+    .await
+    .unwrap();
+    let ids = table(&s, "SELECT id FROM strict").await;
+    assert_eq!(ids.matches("| ").count(), 4, "id, a, b, e:\n{ids}");
+    assert!(ids.contains("| e  |") && !ids.contains("| d  |"), "{ids}");
+}
