@@ -31,8 +31,10 @@ impl From<Vec<u8>> for OutMessage {
     }
 }
 
-/// One open sink. Dropping it without [`finish`](Self::finish) abandons what was not yet
-/// acknowledged.
+/// One open sink. A statement that ends calls [`finish`](Self::finish); one that fails
+/// calls [`abandon`](Self::abandon). Dropping it without either means the statement was
+/// cancelled (Ctrl-C, a dropped stream): what was acknowledged stays written, and a writer
+/// that commits (Kafka transactions) commits it.
 #[async_trait::async_trait]
 pub trait SinkWriter: Send + fmt::Debug {
     /// Write `messages`; returns once the system has accepted them (acknowledged, where
@@ -43,6 +45,10 @@ pub trait SinkWriter: Send + fmt::Debug {
     async fn finish(&mut self) -> Result<(), WriteFailure> {
         Ok(())
     }
+
+    /// The statement failed: discard what is not committed (abort a transaction).
+    /// Called instead of `finish`.
+    fn abandon(&mut self) {}
 
     /// The column whose value is each message's key, when the table names one.
     fn key_column(&self) -> Option<&str> {

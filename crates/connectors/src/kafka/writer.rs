@@ -1,8 +1,8 @@
 //! Kafka for INSERT INTO. At least once: every message is produced and its delivery
 //! awaited before the batch counts as written. Exactly once (`sink.commit_mode =
-//! 'exactly_once'`): one transaction per INSERT, committed when it finishes; a failed or
-//! cancelled INSERT aborts it (librdkafka aborts an open transaction when the producer is
-//! dropped), so a `read_committed` reader sees all of its rows or none.
+//! 'exactly_once'`): one transaction per INSERT, committed when it finishes or is
+//! cancelled (an endless INSERT ends that way: what was delivered is committed), and
+//! aborted when it fails, so a `read_committed` reader sees a failed INSERT's rows never.
 
 use crate::sink::{OutMessage, SinkWriter, WriteFailure};
 use futures::future::join_all;
@@ -21,8 +21,53 @@ pub(crate) struct KafkaWriter {
     topic: String,
     key_field: Option<String>,
     transactional: bool,
-    /// The transaction was committed (or there is none to abort).
+    /// The transaction was committed (or there is none).
     finished: bool,
+    /// A write failed or the statement did: the transaction must be aborted.
+    failed: bool,
+}
+
+/// What ending a writer without `finish` does to its transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// Nothing is open.
+    Nothing,
+    /// The statement failed: abort.
+    Abort,
+    /// The statement was cancelled: commit what was delivered.
+    Commit,
+}
+
+impl KafkaWriter {
+    fn ending(&self) -> Ending {
+        match (self.finished, self.failed) {
+            (true, _) => Ending::Nothing,
+            (false, true) => Ending::Abort,
+            (false, false) => Ending::Commit,
+        }
+    }
+
+    /// End the open transaction as `ending` says, off the async threads (librdkafka's
+    /// transaction calls block).
+    fn end_transaction(&mut self, ending: Ending) {
+        if ending == Ending::Nothing {
+            return;
+        }
+        self.finished = true;
+        let producer = self.producer.clone();
+        let end = move || {
+            let _ = match ending {
+                Ending::Commit => producer.commit_transaction(TIMEOUT),
+                _ => producer.abort_transaction(TIMEOUT),
+            };
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(end);
+            }
+            Err(_) => end(),
+        }
+    }
 }
 
 impl std::fmt::Debug for KafkaWriter {
@@ -73,26 +118,16 @@ pub(crate) fn open(
             .map(str::to_string),
         transactional,
         finished: !transactional,
+        failed: false,
     })
 }
 
 impl Drop for KafkaWriter {
-    /// An INSERT that failed or was cancelled aborts its transaction now, rather than
-    /// leaving the broker to time it out.
+    /// A cancelled INSERT commits what was delivered; a failed one aborts, rather than
+    /// leaving the broker to time the transaction out.
     fn drop(&mut self) {
-        if self.finished {
-            return;
-        }
-        let producer = self.producer.clone();
-        let abort = move || {
-            let _ = producer.abort_transaction(TIMEOUT);
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn_blocking(abort);
-            }
-            Err(_) => abort(),
-        }
+        let ending = self.ending();
+        self.end_transaction(ending);
     }
 }
 
@@ -107,9 +142,18 @@ impl SinkWriter for KafkaWriter {
             self.producer.send(record, TIMEOUT)
         });
         for delivered in join_all(sends).await {
-            delivered.map_err(|(e, _)| failure("a message was not delivered", &e))?;
+            if let Err((e, _)) = delivered {
+                self.failed = true;
+                return Err(failure("a message was not delivered", &e));
+            }
         }
         Ok(())
+    }
+
+    fn abandon(&mut self) {
+        self.failed = true;
+        let ending = self.ending();
+        self.end_transaction(ending);
     }
 
     async fn finish(&mut self) -> Result<(), WriteFailure> {
@@ -136,5 +180,43 @@ impl SinkWriter for KafkaWriter {
 
     fn key_column(&self) -> Option<&str> {
         self.key_field.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer(transactional: bool) -> KafkaWriter {
+        // No broker is contacted until a message is produced.
+        let producer: FutureProducer = ClientConfig::new()
+            .set("bootstrap.servers", "127.0.0.1:1")
+            .create()
+            .expect("producer");
+        KafkaWriter {
+            producer,
+            topic: "t".into(),
+            key_field: None,
+            transactional,
+            finished: !transactional,
+            failed: false,
+        }
+    }
+
+    #[test]
+    fn a_cancelled_transaction_commits_a_failed_one_aborts_a_finished_one_is_left() {
+        let mut w = writer(true);
+        assert_eq!(
+            w.ending(),
+            Ending::Commit,
+            "dropped without finish: cancelled"
+        );
+        w.failed = true;
+        assert_eq!(w.ending(), Ending::Abort);
+        w.finished = true;
+        assert_eq!(w.ending(), Ending::Nothing);
+        // Without a transaction there is nothing to end.
+        let plain = writer(false);
+        assert_eq!(plain.ending(), Ending::Nothing);
     }
 }

@@ -262,22 +262,31 @@ async fn write_all(
     };
     let encoder = MessageEncoder::new(&table, writer.key_column(), writer.field_column())?;
     let mut rows = 0u64;
-    while let Some(batch) = input.next().await {
-        let batch = batch?;
-        if batch.num_rows() == 0 {
-            continue;
+    let written = async {
+        while let Some(batch) = input.next().await {
+            let batch = batch?;
+            if batch.num_rows() == 0 {
+                continue;
+            }
+            let messages = encoder.encode(&batch)?;
+            writer
+                .write(messages)
+                .await
+                .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
+            rows += batch.num_rows() as u64;
         }
-        let messages = encoder.encode(&batch)?;
         writer
-            .write(messages)
+            .finish()
             .await
-            .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
-        rows += batch.num_rows() as u64;
+            .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))
     }
-    writer
-        .finish()
-        .await
-        .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
+    .await;
+    if let Err(e) = written {
+        // A failure (of the input, the encoding or a write) discards what is not
+        // committed; a cancellation drops the writer instead, which keeps what it wrote.
+        writer.abandon();
+        return Err(e);
+    }
     Ok(RecordBatch::try_new(
         count_schema(),
         vec![Arc::new(UInt64Array::from(vec![rows]))],
