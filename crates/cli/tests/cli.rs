@@ -195,6 +195,30 @@ fn repl_runs_multiline_statements_and_keeps_history() {
     assert!(history.contains("SHOW TABLES;"), "{history}");
 }
 
+/// Read `stdout` on a thread: each line as it comes, and all of it at the end.
+fn read_lines(
+    stdout: std::process::ChildStdout,
+) -> (
+    std::sync::mpsc::Receiver<String>,
+    std::thread::JoinHandle<String>,
+) {
+    let (lines, seen) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    (seen, reader)
+}
+
 #[test]
 fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -211,20 +235,7 @@ fn ctrl_c_in_the_repl_cancels_a_connection_test_and_stores_nothing() {
     // Once the CREATE has answered, the TEST is the next line: give it a moment to start,
     // then interrupt it as Ctrl-C would.
     let stdout = child.stdout.take().unwrap();
-    let (lines, seen) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut all = String::new();
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = lines.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let (seen, reader) = read_lines(stdout);
     while !seen
         .recv_timeout(std::time::Duration::from_secs(30))
         .expect("the REPL did not answer the CREATE")
@@ -346,20 +357,7 @@ fn the_repl_streams_an_endless_query_and_ctrl_c_stops_the_query_not_the_repl() {
     writeln!(input, "SELECT counter FROM ticks;").unwrap();
     input.flush().unwrap();
     let stdout = child.stdout.take().unwrap();
-    let (lines, seen) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut all = String::new();
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = lines.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let (seen, reader) = read_lines(stdout);
     // Rows arrive while the query runs: wait for the fiftieth.
     while !seen
         .recv_timeout(std::time::Duration::from_secs(30))
