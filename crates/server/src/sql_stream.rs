@@ -8,6 +8,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{self, Stream};
 use std::convert::Infallible;
+use tokio::sync::OwnedSemaphorePermit;
 use tributary_sql::api::{SqlEvent, SqlStream};
 
 /// How the answer streams.
@@ -34,18 +35,22 @@ pub(crate) fn requested(headers: &HeaderMap) -> Option<Streaming> {
     })
 }
 
-/// The streaming answer.
-pub(crate) fn response(kind: Streaming, events: SqlStream) -> Response {
+/// The streaming answer; `slot` is held until it ends.
+pub(crate) fn response(kind: Streaming, events: SqlStream, slot: OwnedSemaphorePermit) -> Response {
+    let held = Held {
+        events,
+        _slot: slot,
+    };
     match kind {
-        Streaming::Sse => Sse::new(sse_events(events))
+        Streaming::Sse => Sse::new(sse_events(held))
             .keep_alive(KeepAlive::default())
             .into_response(),
         Streaming::Ndjson => {
-            let lines = stream::unfold(events, |mut events| async move {
-                let event = events.next().await?;
+            let lines = stream::unfold(held, |mut held| async move {
+                let event = held.events.next().await?;
                 let mut line = encode(&event);
                 line.push('\n');
-                Some((Ok::<_, Infallible>(line), events))
+                Some((Ok::<_, Infallible>(line), held))
             });
             let mut r = Body::from_stream(lines).into_response();
             r.headers_mut().insert(
@@ -57,9 +62,15 @@ pub(crate) fn response(kind: Streaming, events: SqlStream) -> Response {
     }
 }
 
-fn sse_events(events: SqlStream) -> impl Stream<Item = Result<Event, Infallible>> {
-    stream::unfold(events, |mut events| async move {
-        let event = events.next().await?;
+/// The script's events, and the place it holds among the connection tests.
+struct Held {
+    events: SqlStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+fn sse_events(held: Held) -> impl Stream<Item = Result<Event, Infallible>> {
+    stream::unfold(held, |mut held| async move {
+        let event = held.events.next().await?;
         let name = match &event {
             SqlEvent::Columns { .. } => "columns",
             SqlEvent::Rows { .. } => "rows",
@@ -68,7 +79,7 @@ fn sse_events(events: SqlStream) -> impl Stream<Item = Result<Event, Infallible>
         };
         Some((
             Ok(Event::default().event(name).data(encode(&event))),
-            events,
+            held,
         ))
     })
 }

@@ -80,8 +80,11 @@ pub(crate) async fn sql(
     ApiJson(post): ApiJson<SqlPost>,
 ) -> Answer {
     if let Some(kind) = crate::sql_stream::requested(&headers) {
+        // A streamed query may hold a source's connection for as long as the client
+        // stays: it takes a place among the connection tests.
+        let slot = super::test_slot(&state)?;
         let events = tributary_sql::api::stream_sql(state.session.clone(), post)?;
-        return Ok(crate::sql_stream::response(kind, events));
+        return Ok(crate::sql_stream::response(kind, events, slot));
     }
     Ok(json(
         &tributary_sql::api::run_sql(&state.session, &post).await?,

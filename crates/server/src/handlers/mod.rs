@@ -10,7 +10,8 @@ use crate::state::AppState;
 use tokio::sync::OwnedSemaphorePermit;
 use tributary_sql::api::{ApiError, ApiStatus};
 
-/// A place among the connection tests running at once, or 429.
+/// A place among the connection tests and streamed queries running at once (each holds
+/// connections to a system), or 429.
 pub(crate) fn test_slot(state: &AppState) -> Result<OwnedSemaphorePermit, Failure> {
     state.tests.clone().try_acquire_owned().map_err(|_| {
         Failure(
@@ -18,7 +19,7 @@ pub(crate) fn test_slot(state: &AppState) -> Result<OwnedSemaphorePermit, Failur
                 ApiStatus::TooManyRequests,
                 "too_many_tests",
                 format!(
-                    "{} connection tests are already running, the most this server runs at once",
+                    "{} connection tests or streamed queries are already running, the most this server runs at once",
                     state.config.max_concurrent_tests
                 ),
             )

@@ -167,3 +167,34 @@ async fn an_endless_source_streams_without_a_bound_and_a_closed_request_closes_i
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn a_streamed_query_holds_a_place_among_the_connection_tests() {
+    let app = crate::common::app_with(|mut c| {
+        c.max_concurrent_tests = 1;
+        c
+    });
+    app.sql("CREATE TABLE endless WITH (connector = 'impulse', event_rate = '100')")
+        .await;
+    let first = app
+        .router
+        .clone()
+        .oneshot(streamed_request(
+            "application/x-ndjson",
+            "SELECT counter FROM endless",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let second = app
+        .send(streamed_request("application/x-ndjson", "SELECT 1"))
+        .await;
+    assert_eq!(second.status, 429);
+    assert_eq!(second.json()["code"], "too_many_tests");
+    // The place is given back when the client leaves.
+    drop(first);
+    let third = app
+        .send(streamed_request("application/x-ndjson", "SELECT 1 AS one"))
+        .await;
+    assert_eq!(third.status, 200, "{}", third.text());
+}
