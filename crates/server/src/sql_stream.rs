@@ -77,10 +77,7 @@ fn sse_events(held: Held) -> impl Stream<Item = Result<Event, Infallible>> {
             SqlEvent::Result(_) => "result",
             SqlEvent::Summary { .. } => "summary",
         };
-        Some((
-            Ok(Event::default().event(name).data(encode(&event))),
-            held,
-        ))
+        Some((Ok(Event::default().event(name).data(encode(&event))), held))
     })
 }
 

@@ -230,21 +230,24 @@ async fn no_connector_prints_a_secret() {
     // Queries that read and write through those profiles fail at the stage a test would
     // name, and say so without the credentials.
     let moved = format!(
-        "{}; {}",
+        "{}; {}; {}",
         "CREATE TABLE q_mqtt (v TEXT) WITH (connector = 'mqtt', connection_profile = 'p_mqtt_url', type = 'source', topic = 't', format = 'json')",
-        "CREATE TABLE q_redis (v TEXT) WITH (connector = 'redis', connection_profile = 'p_redis_url', type = 'sink', target = 'string', 'target.key_prefix' = 'k:', format = 'json')"
+        "CREATE TABLE q_redis (v TEXT) WITH (connector = 'redis', connection_profile = 'p_redis_url', type = 'sink', target = 'string', 'target.key_prefix' = 'k:', format = 'json')",
+        "CREATE TEMPORARY TABLE q_lookup (k TEXT METADATA FROM 'key' PRIMARY KEY, v TEXT) WITH (connector = 'redis', connection_profile = 'p_redis_url', format = 'json')"
     );
     online.execute(&moved).await.unwrap();
     let mut queried = String::new();
     for sql in [
         "SELECT v FROM q_mqtt LIMIT 1",
         "INSERT INTO q_redis VALUES ('x')",
+        "SELECT l.v FROM (VALUES ('a')) AS o(k) JOIN q_lookup l ON o.k = l.k",
     ] {
         queried.push_str(&diagnostics(&online, sql, Mode::Run).await);
     }
     assert!(
         queried.contains("cannot read table 'q_mqtt'")
             && queried.contains("cannot write table 'q_redis'")
+            && queried.contains("cannot look up rows in table 'q_lookup'")
             && queried.contains("CONNECT_REFUSED"),
         "{queried}"
     );
