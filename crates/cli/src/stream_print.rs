@@ -66,23 +66,20 @@ impl RowPrinter {
         };
         let rows = p.rows;
         p.clear_count();
-        match p.streaming {
-            true => self.close(&mut p),
-            false => {
-                if let Some(schema) = p.schema.take() {
-                    let held = std::mem::take(&mut p.held);
-                    let batches = if held.is_empty() {
-                        vec![RecordBatch::new_empty(schema)]
-                    } else {
-                        held
-                    };
-                    match format_batches(self.format, &batches) {
-                        Ok(text) => {
-                            p.out.line(&text);
-                        }
-                        Err(e) => err_line(&format!("error: cannot print the result: {e}")),
-                    }
+        if p.streaming {
+            self.close(&mut p);
+        } else if let Some(schema) = p.schema.take() {
+            let held = std::mem::take(&mut p.held);
+            let batches = if held.is_empty() {
+                vec![RecordBatch::new_empty(schema)]
+            } else {
+                held
+            };
+            match format_batches(self.format, &batches) {
+                Ok(text) => {
+                    p.out.line(&text);
                 }
+                Err(e) => err_line(&format!("error: cannot print the result: {e}")),
             }
         }
         *p = Printing {
@@ -219,10 +216,24 @@ impl RowSink for RowPrinter {
         } else {
             p.held.push(batch);
             let held: usize = p.held.iter().map(RecordBatch::num_rows).sum();
-            let waited = p.began.is_some_and(|t| t.elapsed() >= HOLD_TIME);
-            if held >= HOLD_ROWS || waited {
+            if held >= HOLD_ROWS || p.held_long() {
                 self.start(&mut p);
             }
+        }
+        if p.out.closed() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    /// A slow source: rows held for a second show without waiting for the next batch.
+    async fn idle(&self) -> ControlFlow<()> {
+        let Ok(mut p) = self.state.lock() else {
+            return ControlFlow::Break(());
+        };
+        if !p.streaming && !p.held.is_empty() && p.held_long() {
+            self.start(&mut p);
         }
         if p.out.closed() {
             ControlFlow::Break(())
@@ -233,6 +244,11 @@ impl RowSink for RowPrinter {
 }
 
 impl Printing {
+    /// Whether the result has been held back its second.
+    fn held_long(&self) -> bool {
+        self.began.is_some_and(|t| t.elapsed() >= HOLD_TIME)
+    }
+
     fn show_count(&mut self) {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[2K… {} rows", self.rows);

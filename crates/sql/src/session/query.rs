@@ -3,7 +3,7 @@
 
 use super::Session;
 use super::outcome::{Handled, Mode, Reply};
-use super::streaming::{Delivery, RowSink};
+use super::streaming::{Delivery, IDLE_TICK, RowSink};
 use crate::errors::datafusion_diagnostic;
 use crate::parser::ast::{Name, ParsedStatement};
 use crate::preview::PreviewOptions;
@@ -173,8 +173,15 @@ async fn stream_rows(
     let mut stream = datafusion::physical_plan::execute_stream(plan, task).map_err(failed)?;
     let mut rows = 0u64;
     let mut stopped = sink.begin(span, &schema).await.is_break();
-    while !stopped && let Some(batch) = stream.next().await {
-        let batch = batch.map_err(failed)?;
+    while !stopped {
+        let batch = match tokio::time::timeout(IDLE_TICK, stream.next()).await {
+            Err(_) => {
+                stopped = sink.idle().await.is_break();
+                continue;
+            }
+            Ok(None) => break,
+            Ok(Some(batch)) => batch.map_err(failed)?,
+        };
         if batch.num_rows() == 0 {
             continue;
         }

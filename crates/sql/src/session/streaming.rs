@@ -19,7 +19,15 @@ pub trait RowSink: Send + Sync {
 
     /// One batch of rows, as it arrived. `Break` stops the query: its reader has gone.
     async fn batch(&self, batch: RecordBatch) -> ControlFlow<()>;
+
+    /// No batch came for [`IDLE_TICK`]: a sink holding rows back may show them now.
+    async fn idle(&self) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
 }
+
+/// How long a query waits for its next batch before telling the sink it is idle.
+pub const IDLE_TICK: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How a query's result is delivered.
 #[derive(Clone, Copy)]
