@@ -396,7 +396,13 @@ fn newer_and_corrupt_records_are_clear_errors() {
         db.insert("format_version", "99").unwrap();
         db.flush().unwrap();
     }
-    let err = SledStore::open(dir.path()).unwrap_err();
+    // sled's own threads may hold the file lock a moment after the handle is dropped:
+    // wait for it as a reopening process would.
+    let wait = LockWait {
+        timeout: std::time::Duration::from_secs(10),
+        on_wait: &|_| {},
+    };
+    let err = SledStore::open_waiting(dir.path(), wait).unwrap_err();
     assert!(err.to_string().contains("format version 99"), "{err}");
 }
 
