@@ -18,6 +18,10 @@ use tributary_formats::BatchDecoder;
 use tributary_sql::{Output, Session};
 use tributary_types::{ConnectionSchema, FieldType, Format, JsonFormat, SourceField};
 
+/// The `tributary` binary's allocator, so queries here allocate as they do there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn payload(i: u64) -> String {
     format!(
         r#"{{"id":{i},"user":"user-{}","amount":{}.5,"country":"country-{}","device":"d{}","score":{},"active":{},"tag":"t{}","ts":{},"note":"record number {i}"}}"#,
