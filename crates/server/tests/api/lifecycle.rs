@@ -338,6 +338,30 @@ async fn no_answer_holds_a_secret() {
         .post("/api/v1/sql", json!({"sql": format!("SHOW CREATE CONNECTION PROFILE sec; DESCRIBE CONNECTION PROFILE sec; CREATE CONNECTION PROFILE x WITH (connector = 'kafka', bootstrap_servers = 'a:1', 'auth.type' = 'sasl', 'auth.password' = '{secret}', bogus = 1)")}))
         .await;
     seen.push_str(&sql.text());
+    // The same script streamed: each statement's result (SHOW and DESCRIBE carry their
+    // rows in it) and diagnostics as events.
+    let streamed = app
+        .send(
+            axum::http::Request::builder()
+                .method("POST")
+                .uri("/api/v1/sql")
+                .header("authorization", format!("Bearer {}", crate::common::TOKEN))
+                .header("content-type", "application/json")
+                .header("accept", "application/x-ndjson")
+                .body(axum::body::Body::from(
+                    json!({"sql": format!("SHOW CREATE CONNECTION PROFILE sec; DESCRIBE CONNECTION PROFILE sec; CREATE CONNECTION PROFILE x WITH (connector = 'kafka', bootstrap_servers = 'a:1', 'auth.type' = 'sasl', 'auth.password' = '{secret}', bogus = 1)")})
+                        .to_string(),
+                ))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(
+        streamed.text().matches("\"event\":\"result\"").count(),
+        3,
+        "{}",
+        streamed.text()
+    );
+    seen.push_str(&streamed.text());
     assert!(seen.contains("********"));
     assert!(!seen.contains(secret), "a secret leaked: {seen}");
     assert!(!seen.contains("reg-user:"), "URL userinfo leaked");
