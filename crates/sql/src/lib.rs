@@ -43,7 +43,9 @@ pub use session::{
 };
 pub use testing::Progress;
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};
-pub use windows::{EVENT_TIME_METADATA, EventTimeWindows, window_functions, window_type};
+pub use windows::{
+    EVENT_TIME_METADATA, EventTimeWindows, ExpandWindows, window_functions, window_type,
+};
 
 /// The DataFusion catalog name Tributary registers.
 pub const CATALOG_NAME: &str = "tributary";

@@ -56,6 +56,7 @@ pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<Sessi
         ctx.register_udf(f);
     }
     ctx.add_analyzer_rule(Arc::new(crate::windows::EventTimeWindows));
+    ctx.add_analyzer_rule(Arc::new(crate::windows::ExpandWindows));
     shared
 }
 

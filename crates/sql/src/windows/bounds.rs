@@ -3,12 +3,14 @@
 //! multiple of `w` since the epoch (as Flink and Arroyo align them) and ends `w` later;
 //! a hop whose slide equals its width is the same window. A hop with overlapping windows
 //! puts a row in several windows and a session window depends on the rows around it:
-//! neither is a value of one row, so those are refused with what to write instead.
+//! neither is a value of one row. In GROUP BY, [`super::expand`] computes them; anywhere
+//! else they are refused with what to write instead.
 
 use super::{Kind, window_type};
 use datafusion::arrow::array::{
     Array, ArrayRef, Int64Array, StructArray, TimestampNanosecondArray,
 };
+use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Fields, TimeUnit};
 use datafusion::common::ScalarValue;
@@ -36,15 +38,16 @@ pub(super) fn evaluate(kind: Kind, args: &[ColumnarValue], rows: usize) -> Resul
         (Kind::Hop, [slide, width]) if slide == width => *width,
         (Kind::Hop, [slide, width]) => {
             return Err(plan(format!(
-                "hop windows whose slide ({slide} ns) is shorter than their width ({width} ns) \
-                 put a row in several windows, which a query run here does not compute yet; \
-                 use tumble with the width, or run the query as a pipeline"
+                "hop windows whose slide ({slide} ns) is not their width ({width} ns) put a \
+                 row in several windows or none, so a hop is not a value of one row; \
+                 use it in GROUP BY, where each row counts in each of its windows"
             )));
         }
         (Kind::Session, _) => {
             return Err(plan(
-                "session windows depend on the rows around each row, which a query run here \
-                 does not compute yet; use tumble, or run the query as a pipeline"
+                "session windows depend on the rows around each row, so a session is not a \
+                 value of one row; use it in GROUP BY, where the rows of a key that are closer \
+                 than the gap form one session"
                     .into(),
             ));
         }
@@ -61,15 +64,7 @@ pub(super) fn evaluate(kind: Kind, args: &[ColumnarValue], rows: usize) -> Resul
             kind.name()
         )));
     }
-    let times = time.to_array(rows)?;
-    let times = cast(&times, &DataType::Timestamp(TimeUnit::Nanosecond, None))?;
-    let times = cast(&times, &DataType::Int64)?;
-    let Some(times) = times.as_any().downcast_ref::<Int64Array>() else {
-        return Err(plan(format!(
-            "the time column of {} is not a timestamp",
-            kind.name()
-        )));
-    };
+    let times = time_nanos(kind, &time.to_array(rows)?)?;
     let mut starts = Vec::with_capacity(times.len());
     let mut ends = Vec::with_capacity(times.len());
     for row in 0..times.len() {
@@ -78,6 +73,29 @@ pub(super) fn evaluate(kind: Kind, args: &[ColumnarValue], rows: usize) -> Resul
         starts.push(start);
         ends.push(start.saturating_add(width));
     }
+    let windows = window_array(starts, ends, times.nulls().cloned())?;
+    Ok(ColumnarValue::Array(Arc::new(windows)))
+}
+
+/// A time column as nanoseconds since the epoch.
+pub(super) fn time_nanos(kind: Kind, times: &ArrayRef) -> Result<Int64Array> {
+    let times = cast(times, &DataType::Timestamp(TimeUnit::Nanosecond, None))?;
+    let times = cast(&times, &DataType::Int64)?;
+    match times.as_any().downcast_ref::<Int64Array>() {
+        Some(t) => Ok(t.clone()),
+        None => Err(plan(format!(
+            "the time column of {} is not a timestamp",
+            kind.name()
+        ))),
+    }
+}
+
+/// Windows as the `{start, end}` structs of [`window_type`], NULL where `nulls` says.
+pub(super) fn window_array(
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+    nulls: Option<NullBuffer>,
+) -> Result<StructArray> {
     let DataType::Struct(fields) = window_type() else {
         return Err(DataFusionError::Internal(
             "the window type is a struct".into(),
@@ -87,8 +105,11 @@ pub(super) fn evaluate(kind: Kind, args: &[ColumnarValue], rows: usize) -> Resul
         Arc::new(TimestampNanosecondArray::from(starts)),
         Arc::new(TimestampNanosecondArray::from(ends)),
     ];
-    let windows = StructArray::try_new(Fields::clone(&fields), columns, times.nulls().cloned())?;
-    Ok(ColumnarValue::Array(Arc::new(windows)))
+    Ok(StructArray::try_new(
+        Fields::clone(&fields),
+        columns,
+        nulls,
+    )?)
 }
 
 /// An interval argument in nanoseconds; months have no fixed length and are refused.
@@ -99,6 +120,11 @@ fn interval_nanos(kind: Kind, value: &ColumnarValue) -> Result<i64> {
             kind.name()
         )));
     };
+    scalar_nanos(kind, scalar)
+}
+
+/// A constant interval in nanoseconds, refusing months and years.
+pub(super) fn scalar_nanos(kind: Kind, scalar: &ScalarValue) -> Result<i64> {
     let nanos = match scalar {
         ScalarValue::IntervalMonthDayNano(Some(v)) if v.months == 0 => {
             i64::from(v.days) * NANOS_PER_DAY + v.nanoseconds
@@ -126,7 +152,7 @@ fn interval_nanos(kind: Kind, value: &ColumnarValue) -> Result<i64> {
     Ok(nanos)
 }
 
-fn plan(message: String) -> DataFusionError {
+pub(super) fn plan(message: String) -> DataFusionError {
     DataFusionError::Plan(message)
 }
 
@@ -195,10 +221,7 @@ mod tests {
         let got = windows_of(Kind::Hop, vec![15 * S], vec![seconds(10), seconds(10)]).unwrap();
         assert_eq!(got, [(10 * S, 20 * S)]);
         let e = windows_of(Kind::Hop, vec![15 * S], vec![seconds(5), seconds(10)]).unwrap_err();
-        assert!(
-            e.to_string().contains("put a row in several windows"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("use it in GROUP BY"), "{e}");
         let e = windows_of(Kind::Session, vec![15 * S], vec![seconds(5)]).unwrap_err();
         assert!(
             e.to_string()

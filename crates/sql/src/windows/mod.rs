@@ -1,7 +1,9 @@
 //! Window functions `tumble`, `hop` and `session`, in both Flink's form with the time
 //! column first (`TUMBLE(event_time, INTERVAL '1' HOUR)`) and Arroyo's form without it
 //! (`tumble(INTERVAL '1' HOUR)`). They plan to a `window` struct of `start` and `end`
-//! timestamps, which `bounds` computes for each row.
+//! timestamps, which `bounds` computes for each row. A hop whose slide is not its
+//! width and a session are not values of one row: [`ExpandWindows`] computes them in
+//! GROUP BY (`hop`, `session`).
 //!
 //! Arroyo's form windows the input's event time: [`EventTimeWindows`] (an analyzer rule)
 //! turns it into Flink's form with the input's event-time column, which connection
@@ -10,8 +12,12 @@
 
 mod bounds;
 mod event_time;
+mod expand;
+mod hop;
+mod session;
 
 pub use event_time::{EVENT_TIME_METADATA, EventTimeWindows};
+pub use expand::ExpandWindows;
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::error::{DataFusionError, Result};

@@ -9,4 +9,5 @@ mod reading;
 mod registry;
 mod secrets;
 mod session;
+mod windows;
 mod writing;
