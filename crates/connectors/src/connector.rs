@@ -255,6 +255,11 @@ pub trait Connector: Send + Sync + Debug {
     fn bounded(&self, _table: &Value) -> bool {
         false
     }
+    /// Whether several readers may share the source, each taking some of its partitions
+    /// (`Probe::split`), so a query reads it in parallel streams.
+    fn splits(&self, _table: &Value) -> bool {
+        false
+    }
     /// Whether reading or writing the table stays on this machine (a generator, local
     /// files, stdout), so an offline session may run queries over it.
     fn stays_local(&self, _table: &Value) -> bool {

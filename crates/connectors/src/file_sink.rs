@@ -98,6 +98,20 @@ pub(crate) fn check_format(cx: &TableCheck<'_>, connector: &str, out: &mut Vec<D
     }
 }
 
+/// A time pattern must be one chrono can format, naming directories under the path.
+pub(crate) fn check_time_pattern(cx: &TableCheck<'_>, pointer: &str, out: &mut Vec<Diagnostic>) {
+    let Some(pattern) = cx.config.pointer(pointer).and_then(Value::as_str) else {
+        return;
+    };
+    if let Err(why) = crate::file_layout::check_time_pattern(pattern) {
+        out.push(
+            Diagnostic::error(format!("invalid 'partitioning.time_pattern': {why}"))
+                .with_span(cx.span_of("partitioning.time_pattern"))
+                .with_help("Use strftime items under the path, such as '%Y/%m/%d/%H'."),
+        );
+    }
+}
+
 /// Partition fields must be columns of the table.
 pub(crate) fn check_partition_fields(
     cx: &TableCheck<'_>,

@@ -21,6 +21,8 @@ pub mod sink;
 pub mod source;
 mod spec;
 
+mod directory_sink;
+pub mod file_layout;
 mod file_sink;
 mod http;
 mod http_probe;

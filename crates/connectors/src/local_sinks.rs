@@ -1,7 +1,6 @@
-//! Sinks that stay on this machine: `blackhole` (discards), `stdout` (one line per row),
-//! `single_file` (appends a line per row) and `filesystem` on a local path (a new file per
-//! INSERT, written under a hidden in-progress name and renamed when the INSERT finishes,
-//! so readers never see half a file; parquet rows come as whole files, one per batch).
+//! Sinks that stay on this machine: `blackhole` (discards), `stdout` (one line per row)
+//! and `single_file` (appends a line per row); `filesystem` on a local path is
+//! `directory_sink`, which writes its line files with [`AppendLines`].
 
 use crate::sink::{OutMessage, SinkWriter, WriteFailure};
 use std::path::{Path, PathBuf};
@@ -40,7 +39,7 @@ impl SinkWriter for Stdout {
     }
 }
 
-fn io_failure(what: &str, e: &std::io::Error) -> WriteFailure {
+pub(crate) fn io_failure(what: &str, e: &std::io::Error) -> WriteFailure {
     WriteFailure::new(
         format!("cannot write {what}: {e}"),
         "Check the path's permissions and free space.",
@@ -108,86 +107,5 @@ pub(crate) fn extension(format: Option<&tributary_types::Format>) -> &'static st
         Some(Format::Protobuf(_)) => "pb",
         Some(Format::RawBytes {}) => "bin",
         Some(Format::RawString {}) | None => "txt",
-    }
-}
-
-/// Writes an INSERT's rows into new files of a directory.
-#[derive(Debug)]
-pub(crate) struct DirectoryFiles {
-    dir: PathBuf,
-    /// `<prefix>-<time>-<pid>`: the files' common stem.
-    stem: String,
-    extension: String,
-    /// Each message is a whole file (parquet), not a line.
-    whole_files: bool,
-    /// The line file being written, under its in-progress name.
-    lines: Option<AppendLines>,
-    /// Files written under in-progress names, renamed at the end.
-    written: Vec<PathBuf>,
-}
-
-impl DirectoryFiles {
-    /// Files named `<prefix>-<time>-<pid>-<n>.<extension>` in `dir`.
-    pub(crate) fn new(dir: &Path, prefix: &str, extension: String, whole_files: bool) -> Self {
-        let micros = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_micros())
-            .unwrap_or(0);
-        Self {
-            dir: dir.to_path_buf(),
-            stem: format!("{prefix}-{micros}-{}", std::process::id()),
-            extension,
-            whole_files,
-            lines: None,
-            written: Vec::new(),
-        }
-    }
-
-    fn in_progress(&self, n: usize) -> PathBuf {
-        self.dir
-            .join(format!(".{}-{n}.{}.inprogress", self.stem, self.extension))
-    }
-}
-
-#[async_trait::async_trait]
-impl SinkWriter for DirectoryFiles {
-    async fn write(&mut self, messages: Vec<OutMessage>) -> Result<(), WriteFailure> {
-        if self.whole_files {
-            for m in messages {
-                let path = self.in_progress(self.written.len());
-                tokio::fs::write(&path, &m.payload)
-                    .await
-                    .map_err(|e| io_failure(&format!("'{}'", path.display()), &e))?;
-                self.written.push(path);
-            }
-            return Ok(());
-        }
-        if self.lines.is_none() {
-            let path = self.in_progress(0);
-            let file = AppendLines::open(&path)
-                .await
-                .map_err(|e| io_failure(&format!("'{}'", path.display()), &e))?;
-            self.written.push(path);
-            self.lines = Some(file);
-        }
-        match &mut self.lines {
-            Some(lines) => lines.write(messages).await,
-            None => Ok(()),
-        }
-    }
-
-    async fn finish(&mut self) -> Result<(), WriteFailure> {
-        if let Some(lines) = &mut self.lines {
-            lines.finish().await?;
-        }
-        for (n, from) in self.written.iter().enumerate() {
-            let to = self
-                .dir
-                .join(format!("{}-{n}.{}", self.stem, self.extension));
-            tokio::fs::rename(from, &to)
-                .await
-                .map_err(|e| io_failure(&format!("'{}'", to.display()), &e))?;
-        }
-        Ok(())
     }
 }

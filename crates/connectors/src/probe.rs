@@ -202,6 +202,9 @@ pub struct Probe<'a> {
     pub query: bool,
     /// The table's format, for sinks that name files by it.
     pub format: Option<tributary_types::Format>,
+    /// The share of the source's partitions a reader takes, when a query reads it in
+    /// several streams (see `Connector::splits`).
+    pub split: Split,
     env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
     on_event: Option<EventSink>,
     started: Instant,
@@ -210,6 +213,26 @@ pub struct Probe<'a> {
     pub messages: Vec<SampledMessage>,
     /// Values read from the environment, scrubbed from every report.
     resolved: Vec<String>,
+}
+
+/// One of `count` readers of a source: it takes the source partitions whose number `n`
+/// has `n % count == index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    /// This reader's place, below `count`.
+    pub index: usize,
+    /// How many readers share the source.
+    pub count: usize,
+}
+
+impl Split {
+    /// One reader takes every partition.
+    pub const WHOLE: Split = Split { index: 0, count: 1 };
+
+    /// Whether this reader takes source partition `n`.
+    pub fn takes(self, n: usize) -> bool {
+        self.count <= 1 || n % self.count == self.index
+    }
 }
 
 impl fmt::Debug for Probe<'_> {
@@ -238,6 +261,7 @@ impl<'a> Probe<'a> {
             whole_files: false,
             query: false,
             format: None,
+            split: Split::WHOLE,
             env,
             on_event: None,
             started: Instant::now(),

@@ -4,8 +4,10 @@
 //! batches and, at the end, flushes and commits what it was given. Encoding rows is the
 //! caller's, with the table's `RowEncoder`.
 
+use crate::file_layout::PartitionSpec;
 use crate::source::ReadFailure;
 use std::fmt;
+use std::time::Duration;
 
 /// Why writing failed: a sentence (never a secret) and what to check.
 pub type WriteFailure = ReadFailure;
@@ -19,6 +21,9 @@ pub struct OutMessage {
     pub key: Option<Vec<u8>>,
     /// The row's field within its key (a Redis hash field), when the table names one.
     pub field: Option<Vec<u8>>,
+    /// The directory the row goes in under a file sink's path, when the sink partitions
+    /// (see [`SinkWriter::partitioning`]).
+    pub partition: Option<String>,
 }
 
 impl From<Vec<u8>> for OutMessage {
@@ -27,6 +32,7 @@ impl From<Vec<u8>> for OutMessage {
             payload,
             key: None,
             field: None,
+            partition: None,
         }
     }
 }
@@ -59,5 +65,22 @@ pub trait SinkWriter: Send + fmt::Debug {
     /// names one.
     fn field_column(&self) -> Option<&str> {
         None
+    }
+
+    /// How the sink lays rows out in directories, when it does: the caller then encodes
+    /// each directory's rows together and names it in [`OutMessage::partition`].
+    fn partitioning(&self) -> Option<&PartitionSpec> {
+        None
+    }
+
+    /// How often the writer wants [`tick`](Self::tick) while no rows arrive (to close
+    /// files on time), if at all.
+    fn tick_every(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Time passed with no rows: close what is due.
+    async fn tick(&mut self) -> Result<(), WriteFailure> {
+        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Reading Kafka for real: a topic of JSON records of 10 fields on librdkafka's mock
-//! cluster, read by `INSERT INTO blackhole SELECT *` and `SELECT count(*)` under
-//! `preview.max_rows`, against the bare decode of the same payloads with `BatchDecoder`.
+//! cluster, read by `INSERT INTO blackhole SELECT *`, `SELECT count(*)` under
+//! `preview.max_rows` and `INSERT INTO` another topic, against the bare decode of the
+//! same payloads with `BatchDecoder`.
 //! Prints records per second and the process's peak RSS, for BENCHMARKS.md.
 //!
 //! `cargo bench -p tributary-sql --bench kafka -- [--records N]` (default 1,000,000; run
@@ -126,6 +127,7 @@ async fn main() {
     // them all: 10,000 records of about 170 bytes each.
     let partitions = (n / 10_000).max(1) as i32;
     mock.create_topic("bench", partitions, 1).expect("topic");
+    mock.create_topic("copy", partitions, 1).expect("topic");
     let producer: FutureProducer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", mock.bootstrap_servers())
         .set("linger.ms", "20")
@@ -189,6 +191,8 @@ async fn main() {
              CREATE TABLE k ({COLUMNS}) WITH (connector = 'kafka', connection_profile = 'k', topic = 'bench', \
              type = 'source', 'source.offset' = 'earliest', format = 'json'); \
              CREATE TABLE bh WITH (connector = 'blackhole'); \
+             CREATE TABLE k_copy ({COLUMNS}) WITH (connector = 'kafka', connection_profile = 'k', topic = 'copy', \
+             type = 'sink', format = 'json'); \
              SET preview.max_rows = {n}",
             mock.bootstrap_servers()
         ))
@@ -220,6 +224,15 @@ async fn main() {
         n as f64 / took,
         100.0 * (n as f64 / took) / bare
     );
+    let started = Instant::now();
+    let out = rows_of(&session, "INSERT INTO k_copy SELECT * FROM k").await;
+    let took = started.elapsed().as_secs_f64();
+    assert!(out.contains(&format!("| {n} ")), "{out}");
+    println!(
+        "| `INSERT INTO k_copy SELECT * FROM k` (Kafka to Kafka, at least once) | {:.0} records/s ({took:.2} s) |",
+        n as f64 / took
+    );
+
     // Let the readers' threads wind down before the last reading.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let peak = status_mib("VmHWM:");

@@ -93,6 +93,10 @@ impl Connector for Confluent {
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         kafka::open_source(probe).await
     }
+
+    fn splits(&self, _table: &Value) -> bool {
+        true
+    }
     async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
         kafka::open_sink(probe).await
     }

@@ -83,6 +83,7 @@ impl Connector for FileSystem {
         if cx.connection_type == ConnectionType::Sink {
             file_sink::check_format(cx, "filesystem", &mut out);
             file_sink::check_partition_fields(cx, "/table_type/partitioning/fields", &mut out);
+            file_sink::check_time_pattern(cx, "/table_type/partitioning/time_pattern", &mut out);
         }
         out
     }

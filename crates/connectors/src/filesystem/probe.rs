@@ -2,10 +2,12 @@
 //! read (or proved writable for sinks); object-store URLs are only checked for shape,
 //! since their stores cannot be reached from a test machine.
 
+use crate::directory_sink::DirectoryFiles;
+use crate::file_layout::{PartitionSpec, RollingPolicy};
 use crate::local_files::{
     Compression, FileReader, check_writable, io_code, local_path, read_messages,
 };
-use crate::local_sinks::{DirectoryFiles, extension};
+use crate::local_sinks::extension;
 use crate::probe::{Probe, Stage, TestCode};
 use crate::sink::SinkWriter;
 use crate::source::SourceReader;
@@ -51,15 +53,6 @@ pub(super) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWrite
         return None;
     };
     let table = probe.table.cloned().unwrap_or_default();
-    if table.pointer("/table_type/partitioning").is_some() {
-        probe.fail(
-            Stage::Write,
-            TestCode::Unsupported,
-            "queries cannot write partitioned filesystem tables yet",
-            "Write to a table without PARTITIONED BY; a partitioned table can be read.",
-        );
-        return None;
-    }
     check_writable(probe, &dir).await;
     if probe.failed() {
         return None;
@@ -77,6 +70,8 @@ pub(super) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWrite
         &prefix,
         suffix,
         probe.whole_files,
+        PartitionSpec::of_table(&table, "/table_type/partitioning"),
+        RollingPolicy::of_table(&table, "/table_type/rolling_policy"),
     )))
 }
 

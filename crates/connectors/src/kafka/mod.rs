@@ -164,6 +164,10 @@ impl Connector for Kafka {
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         open_source(probe).await
     }
+
+    fn splits(&self, _table: &Value) -> bool {
+        true
+    }
     async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
         open_sink(probe).await
     }
@@ -215,7 +219,17 @@ pub(crate) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWrite
 /// A reader of the table's topic, every partition, from its start offset (kafka and
 /// confluent tables).
 pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
-    let (config, topic, partitions) = probe::locate(probe).await?;
+    let (config, topic, mut partitions) = probe::locate(probe).await?;
+    let split = probe.split;
+    partitions.retain(|p| usize::try_from(*p).is_ok_and(|n| split.takes(n)));
+    if partitions.is_empty() {
+        // More readers than partitions: this one has nothing to read.
+        probe.pass(
+            Stage::Read,
+            format!("no partition of '{topic}' to read here"),
+        );
+        return Some(Box::new(crate::source::BufferedReader::default()));
+    }
     let table = probe.table.cloned().unwrap_or_default();
     match reader::open(config, &topic, &partitions, &table) {
         Ok(r) => {

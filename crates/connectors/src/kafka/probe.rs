@@ -13,6 +13,7 @@ use rdkafka::message::Message;
 use rdkafka::metadata::Metadata;
 use rdkafka::{Offset, TopicPartitionList};
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tributary_registry::{RegistryClient, RegistryError};
@@ -144,6 +145,16 @@ struct Failure {
     timed_out: bool,
 }
 
+/// Set when the future waiting for a blocking call is dropped before the call ends.
+#[derive(Default)]
+struct Abandoned(Arc<AtomicBool>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 /// Cluster metadata (of one topic, or all), fetched on the blocking pool.
 async fn metadata(
     config: ClientConfig,
@@ -153,7 +164,14 @@ async fn metadata(
     let recorder = Recorder::default();
     let context = recorder.clone();
     let started = Instant::now();
+    // A caller that stops waiting (a query that has its rows) drops this future; a fetch
+    // not yet started on the blocking pool then never starts.
+    let abandoned = Abandoned::default();
+    let skip = abandoned.0.clone();
     let fetched = tokio::task::spawn_blocking(move || {
+        if skip.load(Ordering::Acquire) {
+            return Err(KafkaError::Canceled);
+        }
         let consumer: BaseConsumer<Recorder> = config.create_with_context(context)?;
         let fetched = consumer.fetch_metadata(topic.as_deref(), timeout);
         if fetched.is_err() {
@@ -162,10 +180,16 @@ async fn metadata(
                 let _ = consumer.poll(Duration::ZERO);
             }
         }
+        // Closing a client waits about 100 ms for its broker threads; nothing here
+        // needs to wait for that.
+        let _ = std::thread::Builder::new()
+            .name("kafka-close".into())
+            .spawn(move || drop(consumer));
         fetched
     })
     .await
     .unwrap_or(Err(KafkaError::MetadataFetch(RDKafkaErrorCode::Fail)));
+    drop(abandoned);
     fetched.map_err(|error| Failure {
         error,
         timed_out: started.elapsed() >= timeout,

@@ -23,6 +23,8 @@ use tokio::sync::mpsc;
 const THREAD_BATCH: usize = 4096;
 /// Batches waiting in the channel at most.
 const CHANNEL_BATCHES: usize = 4;
+/// How long the reader waits for the topic's metadata before it assigns partitions.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one poll waits, which bounds how soon the thread notices a closed reader.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -55,7 +57,9 @@ pub(crate) fn open(
     config
         .set("group.id", group_id)
         .set("enable.auto.commit", "false")
-        .set("enable.auto.offset.store", "false");
+        .set("enable.auto.offset.store", "false")
+        // A caught-up preview shows new messages within 100 ms, not librdkafka's 500.
+        .set("fetch.wait.max.ms", "100");
     if let Some(mode) = source.get("read_mode").and_then(Value::as_str) {
         config.set("isolation.level", mode);
     }
@@ -69,13 +73,26 @@ pub(crate) fn open(
     for p in partitions {
         assignment.add_partition_offset(topic, *p, start)?;
     }
-    consumer.assign(&assignment)?;
     let (tx, rx) = mpsc::channel(CHANNEL_BATCHES);
     let taken: Taken = Arc::default();
     let commit = group.map(|_| (topic.to_string(), taken.clone()));
+    let topic = topic.to_string();
     std::thread::Builder::new()
         .name("kafka-reader".into())
-        .spawn(move || consume(&consumer, &tx, commit))
+        .spawn(move || {
+            // Partitions assigned before the client knows their leaders wait for
+            // librdkafka's fixed 500 ms offset-query retry; with the topic's metadata
+            // fetched first, the first fetch leaves at once.
+            let assigned = consumer
+                .fetch_metadata(Some(&topic), METADATA_TIMEOUT)
+                .and_then(|_| consumer.assign(&assignment));
+            match assigned {
+                Ok(()) => consume(&consumer, &tx, commit),
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e.to_string()));
+                }
+            }
+        })
         .map_err(|e| KafkaError::ClientCreation(format!("cannot start the reader thread: {e}")))?;
     Ok(KafkaReader {
         batches: rx,
@@ -92,7 +109,13 @@ fn consume(
 ) {
     let mut batch = Vec::new();
     while !tx.is_closed() {
-        match consumer.poll(POLL) {
+        // Gather what is already there, and hand it over as soon as nothing more is.
+        let wait = if batch.is_empty() {
+            POLL
+        } else {
+            Duration::ZERO
+        };
+        match consumer.poll(wait) {
             Some(Ok(m)) => {
                 batch.extend(sampled(&m));
                 if batch.len() < THREAD_BATCH {

@@ -7,7 +7,7 @@ use super::catalog::SessionShared;
 use crate::testing::{DEFAULT_TIMEOUT, connection_of, env_var, whole_files};
 use datafusion::error::{DataFusionError, Result};
 use tributary_connectors::lookup::LookupReader;
-use tributary_connectors::probe::{Outcome, Probe, TestCode};
+use tributary_connectors::probe::{Outcome, Probe, Split, TestCode};
 use tributary_connectors::registry;
 use tributary_connectors::sink::SinkWriter;
 use tributary_connectors::source::SourceReader;
@@ -64,12 +64,14 @@ pub(crate) enum Opened {
 
 /// Open `table`'s reader, writer or lookup (`Connector::open_source` / `open_sink` /
 /// `open_lookup`) on a probe;
-/// `limit` is the most messages the query will read.
+/// `limit` is the most messages the query will read, `split` the share of the source's
+/// partitions a reader takes.
 pub(crate) async fn connect(
     shared: &SessionShared,
     table: &ConnectionTable,
     transfer: Transfer,
     limit: usize,
+    split: Split,
 ) -> Result<Opened> {
     let Some(entry) = registry().get(&table.connector) else {
         return Err(transfer.failure(
@@ -102,6 +104,7 @@ pub(crate) async fn connect(
     );
     probe.whole_files = whole_files(table);
     probe.query = true;
+    probe.split = split;
     probe.format = table.schema.format.clone();
     let opened = match transfer {
         Transfer::Read => connector.open_source(&mut probe).await.map(Opened::Reader),

@@ -4,7 +4,7 @@
 
 use super::catalog::SessionShared;
 use super::connect::{Opened, Transfer, connect};
-use super::scan::{ScanSpec, scan_stream};
+use super::scan::{Budget, ScanSpec, scan_stream};
 use super::sink::MessageEncoder;
 use crate::preview::PreviewOptions;
 use datafusion::arrow::array::{RecordBatch, UInt64Array};
@@ -22,14 +22,19 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use tributary_connectors::probe::Split;
 use tributary_connectors::registry;
 use tributary_types::ConnectionTable;
 
-/// Reads a connection table (see `scan`): one partition, which merges the source's own.
+/// Reads a connection table (see `scan`): one partition, or for a source split by
+/// partition (Kafka) one per target partition, each reading a share of the source's.
 #[derive(Debug)]
 pub struct ConnectionScanExec {
     spec: Arc<ScanSpec>,
+    /// The rows the partitions may still produce together, made when the first one
+    /// starts (a plan is executed once: each statement plans anew).
+    budget: OnceLock<Option<Arc<Budget>>>,
     description: String,
     /// The source does not end on its own.
     unbounded: bool,
@@ -43,13 +48,15 @@ impl ConnectionScanExec {
             Some(entry) => !entry.connector.bounded(&spec.table.config),
             None => true,
         };
+        let partitions = spec.partitions.max(1);
         Ok(Self {
             description: tributary_types::redact_text(&spec.table.description).into_owned(),
             unbounded,
             spec: Arc::new(spec),
+            budget: OnceLock::new(),
             properties: Arc::new(PlanProperties::new(
                 EquivalenceProperties::new(schema),
-                Partitioning::UnknownPartitioning(1),
+                Partitioning::UnknownPartitioning(partitions),
                 EmissionType::Incremental,
                 // DataFusion's operators run over a finite input: the scan ends at its
                 // source's end, its LIMIT or the session's preview bounds, and queries
@@ -87,6 +94,9 @@ impl DisplayAs for ConnectionScanExec {
             "ConnectionScanExec: table={}, connector={}, source={}",
             self.spec.table.name, self.spec.table.connector, self.description
         )?;
+        if self.spec.partitions > 1 {
+            write!(f, ", partitions={}", self.spec.partitions)?;
+        }
         if let Some(l) = self.spec.limit {
             write!(f, ", limit={l}")?;
         }
@@ -126,9 +136,10 @@ impl ExecutionPlan for ConnectionScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        if partition != 0 {
+        if partition >= self.spec.partitions.max(1) {
             return Err(DataFusionError::Internal(format!(
-                "ConnectionScanExec has one partition, not {}",
+                "ConnectionScanExec has {} partition(s), not {}",
+                self.spec.partitions,
                 partition + 1
             )));
         }
@@ -139,7 +150,17 @@ impl ExecutionPlan for ConnectionScanExec {
             .get::<PreviewOptions>()
             .cloned()
             .unwrap_or_default();
-        scan_stream(self.spec.clone(), &preview, config.batch_size())
+        let budget = self
+            .budget
+            .get_or_init(|| Budget::of(&self.spec, &preview))
+            .clone();
+        scan_stream(
+            self.spec.clone(),
+            partition,
+            budget,
+            &preview,
+            config.batch_size(),
+        )
     }
 }
 
@@ -239,6 +260,16 @@ impl ExecutionPlan for ConnectionSinkExec {
     }
 }
 
+/// Resolves at the next tick; never without a ticker.
+async fn tick(ticks: Option<&mut tokio::time::Interval>) {
+    match ticks {
+        Some(t) => {
+            t.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// The single-row answer of an INSERT: how many rows were written.
 fn count_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new(
@@ -254,16 +285,35 @@ async fn write_all(
     shared: Arc<SessionShared>,
     mut input: SendableRecordBatchStream,
 ) -> Result<RecordBatch> {
-    let mut writer = match connect(&shared, &table, Transfer::Write, usize::MAX).await? {
-        Opened::Writer(w) => w,
-        _ => {
-            return Err(DataFusionError::Internal("a write opened no writer".into()));
-        }
-    };
-    let encoder = MessageEncoder::new(&table, writer.key_column(), writer.field_column())?;
+    let mut writer =
+        match connect(&shared, &table, Transfer::Write, usize::MAX, Split::WHOLE).await? {
+            Opened::Writer(w) => w,
+            _ => {
+                return Err(DataFusionError::Internal("a write opened no writer".into()));
+            }
+        };
+    let encoder = MessageEncoder::new(
+        &table,
+        writer.key_column(),
+        writer.field_column(),
+        writer.partitioning().cloned(),
+    )?;
+    let mut ticks = writer.tick_every().map(tokio::time::interval);
     let mut rows = 0u64;
     let written = async {
-        while let Some(batch) = input.next().await {
+        loop {
+            // A writer that closes files on time is woken while no rows arrive.
+            let next = tokio::select! {
+                next = input.next() => next,
+                () = tick(ticks.as_mut()) => {
+                    writer
+                        .tick()
+                        .await
+                        .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
+                    continue;
+                }
+            };
+            let Some(batch) = next else { break };
             let batch = batch?;
             if batch.num_rows() == 0 {
                 continue;

@@ -154,15 +154,22 @@ impl Joining {
     async fn fetch(&mut self, keys: &[String]) -> Result<Vec<Option<SampledMessage>>> {
         let table = &self.spec.table;
         if self.reader.is_none() {
-            self.reader =
-                match connect(&self.spec.shared, table, Transfer::Lookup, usize::MAX).await? {
-                    Opened::Lookup(r) => Some(r),
-                    _ => {
-                        return Err(DataFusionError::Internal(
-                            "a lookup opened no lookup".into(),
-                        ));
-                    }
-                };
+            self.reader = match connect(
+                &self.spec.shared,
+                table,
+                Transfer::Lookup,
+                usize::MAX,
+                tributary_connectors::probe::Split::WHOLE,
+            )
+            .await?
+            {
+                Opened::Lookup(r) => Some(r),
+                _ => {
+                    return Err(DataFusionError::Internal(
+                        "a lookup opened no lookup".into(),
+                    ));
+                }
+            };
         }
         let Some(reader) = self.reader.as_mut() else {
             return Err(DataFusionError::Internal("the lookup is not open".into()));

@@ -3,6 +3,10 @@
 //! them (decoder, METADATA and virtual columns, projection), as a stream of batches that
 //! ends with the source, at the pushed-down `LIMIT`, or at the session's preview bounds.
 //! Dropping the stream drops the reader, which closes its connections.
+//!
+//! A source split by partition (Kafka) is read in several streams, one per scan
+//! partition, each with a reader of its share of the source's partitions; the streams
+//! draw on one [`Budget`], so a `LIMIT` or `preview.max_rows` bounds their rows together.
 
 use super::catalog::SessionShared;
 use super::connect::{Opened, Transfer, connect};
@@ -14,7 +18,10 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::Notify;
 use tokio::time::Instant;
+use tributary_connectors::probe::Split;
 use tributary_connectors::source::SourceReader;
 use tributary_types::ConnectionTable;
 
@@ -23,6 +30,8 @@ use tributary_types::ConnectionTable;
 pub(crate) struct ScanSpec {
     pub table: Arc<ConnectionTable>,
     pub shared: Arc<SessionShared>,
+    /// How many streams read the source (each a share of its partitions).
+    pub partitions: usize,
     /// The columns the query reads.
     pub shape: RowShape,
     /// The most rows the query needs (a pushed-down `LIMIT`).
@@ -36,22 +45,99 @@ impl ScanSpec {
     }
 }
 
-/// The stream of a scan, under the session's preview bounds; `batch_size` messages are
-/// read at a time.
+/// The rows a scan's streams may still produce together: the smaller of its pushed-down
+/// `LIMIT` and `preview.max_rows`. When it is spent, every stream ends, including those
+/// waiting for messages that may never come.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: AtomicUsize,
+    spent: Notify,
+}
+
+impl Budget {
+    /// The budget of a scan of `spec` under `preview`; `None` when nothing bounds it.
+    pub(crate) fn of(spec: &ScanSpec, preview: &PreviewOptions) -> Option<Arc<Budget>> {
+        let cap = match (spec.limit, preview.max_rows) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        cap.map(|c| {
+            Arc::new(Budget {
+                left: AtomicUsize::new(c),
+                spent: Notify::new(),
+            })
+        })
+    }
+
+    fn left(&self) -> usize {
+        self.left.load(Ordering::Acquire)
+    }
+
+    /// Take up to `n` rows from the budget; how many were granted.
+    fn take(&self, n: usize) -> usize {
+        let granted = match self
+            .left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+                Some(left - left.min(n))
+            }) {
+            Ok(left) | Err(left) => left.min(n),
+        };
+        if self.left() == 0 {
+            self.spent.notify_waiters();
+        }
+        granted
+    }
+
+    /// Resolves once the budget is spent.
+    async fn until_spent(&self) {
+        loop {
+            let notified = self.spent.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a notification between the two is kept.
+            notified.as_mut().enable();
+            if self.left() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Resolves when `budget` is spent; never without one.
+async fn until_spent(budget: Option<&Budget>) {
+    match budget {
+        Some(b) => b.until_spent().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves at `deadline`; never without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Stream `partition` of a scan, under the session's preview bounds and the scan's
+/// shared `budget`; `batch_size` messages are read at a time.
 pub(crate) fn scan_stream(
     spec: Arc<ScanSpec>,
+    partition: usize,
+    budget: Option<Arc<Budget>>,
     preview: &PreviewOptions,
     batch_size: usize,
 ) -> Result<SendableRecordBatchStream> {
     let schema = spec.output_schema()?;
-    let cap = match (spec.limit, preview.max_rows) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
     let timeout = preview.timeout.map(|t| t.0);
+    let split = Split {
+        index: partition,
+        count: spec.partitions,
+    };
     let state = State::Opening {
         spec,
-        cap,
+        split,
+        budget,
         timeout,
         batch_size: batch_size.max(1),
     };
@@ -62,7 +148,8 @@ pub(crate) fn scan_stream(
 enum State {
     Opening {
         spec: Arc<ScanSpec>,
-        cap: Option<usize>,
+        split: Split,
+        budget: Option<Arc<Budget>>,
         timeout: Option<std::time::Duration>,
         batch_size: usize,
     },
@@ -73,8 +160,7 @@ struct Reading {
     spec: Arc<ScanSpec>,
     reader: Box<dyn SourceReader>,
     rows: RowAssembler,
-    emitted: usize,
-    cap: Option<usize>,
+    budget: Option<Arc<Budget>>,
     deadline: Option<Instant>,
     batch_size: usize,
 }
@@ -83,15 +169,16 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
     let mut reading = match state {
         State::Opening {
             spec,
-            cap,
+            split,
+            budget,
             timeout,
             batch_size,
         } => {
             let deadline = timeout.map(|t| Instant::now() + t);
-            if cap == Some(0) {
+            if budget.as_ref().is_some_and(|b| b.left() == 0) {
                 return Ok(None);
             }
-            let reader = open(&spec).await?;
+            let reader = open(&spec, split).await?;
             let rows = RowAssembler::new(
                 spec.table.clone(),
                 spec.shape.clone(),
@@ -103,8 +190,7 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
                 spec,
                 reader,
                 rows,
-                emitted: 0,
-                cap,
+                budget,
                 deadline,
                 batch_size,
             })
@@ -112,19 +198,18 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
         State::Reading(r) => r,
     };
     loop {
-        let want = match reading.cap {
-            Some(cap) if reading.emitted >= cap => return Ok(None),
-            Some(cap) => reading.batch_size.min(cap - reading.emitted),
+        let want = match &reading.budget {
+            Some(b) if b.left() == 0 => return Ok(None),
+            Some(b) => reading.batch_size.min(b.left()),
             None => reading.batch_size,
         };
-        let next = reading.reader.next_batch(want);
-        let read = match reading.deadline {
-            Some(d) => match tokio::time::timeout_at(d, next).await {
-                Ok(read) => read,
-                // The preview's time is up: the source ends here.
-                Err(_) => return Ok(None),
-            },
-            None => next.await,
+        let (budget, deadline) = (reading.budget.clone(), reading.deadline);
+        let read = tokio::select! {
+            read = reading.reader.next_batch(want) => read,
+            // Another stream of the scan spent the budget, or the preview's time is up:
+            // the source ends here.
+            () = until_spent(budget.as_deref()) => return Ok(None),
+            () = until(deadline) => return Ok(None),
         };
         let messages = match read {
             Ok(Some(m)) => m,
@@ -134,13 +219,16 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
         let Some(Rows { batch, .. }) = reading.rows.rows(&messages)? else {
             continue;
         };
-        let batch = match reading.cap {
-            Some(cap) if reading.emitted + batch.num_rows() > cap => {
-                batch.slice(0, cap - reading.emitted)
+        let batch = match &reading.budget {
+            Some(b) => {
+                let granted = b.take(batch.num_rows());
+                if granted == 0 {
+                    return Ok(None);
+                }
+                batch.slice(0, granted)
             }
-            _ => batch,
+            None => batch,
         };
-        reading.emitted += batch.num_rows();
         if batch.num_rows() > 0 {
             return Ok(Some((batch, State::Reading(reading))));
         }
@@ -148,9 +236,9 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
 }
 
 /// Open the table's reader as its connection test connects.
-async fn open(spec: &ScanSpec) -> Result<Box<dyn SourceReader>> {
+async fn open(spec: &ScanSpec, split: Split) -> Result<Box<dyn SourceReader>> {
     let limit = spec.limit.unwrap_or(usize::MAX);
-    match connect(&spec.shared, &spec.table, Transfer::Read, limit).await? {
+    match connect(&spec.shared, &spec.table, Transfer::Read, limit, split).await? {
         Opened::Reader(r) => Ok(r),
         _ => Err(DataFusionError::Internal("a read opened no reader".into())),
     }

@@ -19,6 +19,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
+use tributary_connectors::registry;
 use tributary_types::{ConnectionTable, ConnectionType};
 
 /// One connection table.
@@ -136,9 +137,20 @@ impl TableProvider for ConnectionTableProvider {
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        // A source split by partition (Kafka) is read in one stream per target partition,
+        // each taking its share of the source's partitions.
+        let splits = registry()
+            .get(&self.table.connector)
+            .is_some_and(|e| e.connector.splits(&self.table.config));
+        let partitions = if splits {
+            state.config().target_partitions().max(1)
+        } else {
+            1
+        };
         let spec = ScanSpec {
             table: Arc::new(self.table.clone()),
             shared: self.shared.clone(),
+            partitions,
             shape: RowShape {
                 full_schema: self.schema.clone(),
                 projection: projection.cloned(),

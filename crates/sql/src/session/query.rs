@@ -46,9 +46,9 @@ impl Session {
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let task = Arc::new(df.task_ctx());
-        let physical = df
-            .create_physical_plan()
-            .await
+        // Analysis and optimisation recurse once per level of the query's nesting, as
+        // planning does: on a grown stack too.
+        let physical = crate::deep::block_on_deep(df.create_physical_plan())
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
         let streamed = matches!(delivery, Delivery::Streamed(_));
         check_bounds(&physical, &self.ctx.state(), span, streamed)?;
@@ -114,8 +114,7 @@ impl Session {
         }
         // EXPLAIN prints a plan that fails analysis as rows; the failure is the statement's.
         if let LogicalPlan::Explain(explain) = &plan {
-            state
-                .optimize(&explain.plan)
+            crate::deep::on_deep_stack(|| state.optimize(&explain.plan))
                 .map_err(|e| vec![self.query_diagnostic(&e, span)])?;
         }
         Ok(Planned {

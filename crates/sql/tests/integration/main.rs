@@ -3,6 +3,7 @@
 //! link steps and most of a gigabyte of disk.
 
 mod connection_tests;
+mod file_sinks;
 mod limits;
 mod lookups;
 mod reading;

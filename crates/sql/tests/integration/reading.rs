@@ -219,6 +219,64 @@ async fn kafka_topics_are_read_with_their_metadata_from_the_start_offset() {
 }
 
 #[tokio::test]
+async fn kafka_partitions_are_read_in_parallel_streams_that_share_one_bound() {
+    let messages: Vec<String> = (0..100).map(|i| format!(r#"{{"id": {i}}}"#)).collect();
+    let refs: Vec<&str> = messages.iter().map(String::as_str).collect();
+    let mock = crate::connection_tests::mock_cluster("spread", &refs).await;
+    let s = kafka_session(&mock.bootstrap_servers()).await;
+    s.execute(
+        "CREATE TABLE spread (id BIGINT NOT NULL, p INT METADATA FROM 'partition') \
+         WITH (connector = 'kafka', connection_profile = 'k', topic = 'spread', \
+         type = 'source', 'source.offset' = 'earliest', format = 'json')",
+    )
+    .await
+    .unwrap();
+    // Three streams for two Kafka partitions: one stream has none to read and ends.
+    for streams in [1, 2, 3] {
+        s.execute(&format!(
+            "SET datafusion.execution.target_partitions = {streams}"
+        ))
+        .await
+        .unwrap();
+        let plan = table(&s, "EXPLAIN SELECT id FROM spread LIMIT 5").await;
+        assert_eq!(
+            plan.contains(&format!("partitions={streams}")),
+            streams > 1,
+            "{plan}"
+        );
+        // Each stream waits for messages that never come once its partition is read:
+        // the bound ends them all when the rows it allows have been produced, together.
+        for (bound, expected) in [(100, 100), (30, 30)] {
+            s.execute(&format!("SET preview.max_rows = {bound}"))
+                .await
+                .unwrap();
+            let counted = tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                table(
+                    &s,
+                    "SELECT count(*) AS n, count(DISTINCT id) AS ids, count(DISTINCT p) AS ps \
+                     FROM spread",
+                ),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("{streams} stream(s) under max_rows {bound} never ended"));
+            assert!(
+                counted.contains(&format!("| {expected} | {expected}")),
+                "{streams} stream(s), max_rows {bound}:\n{counted}"
+            );
+            if bound == 100 {
+                assert!(
+                    counted.contains(" | 2  |"),
+                    "both partitions read:\n{counted}"
+                );
+            }
+        }
+        let one = table(&s, "SELECT id FROM spread LIMIT 1").await;
+        assert_eq!(one.lines().count(), 5, "one row:\n{one}");
+    }
+}
+
+#[tokio::test]
 async fn kafka_previews_commit_offsets_only_for_a_named_group() {
     use rdkafka::consumer::{BaseConsumer, Consumer};
     let mock = crate::connection_tests::mock_cluster(
