@@ -49,9 +49,17 @@ pub(crate) fn unbounded_reads(
 
 fn walk(plan: &Arc<dyn ExecutionPlan>, above: &Above, span: Span, out: &mut Vec<Diagnostic>) {
     if let Some(scan) = plan.downcast_ref::<ConnectionScanExec>() {
+        if scan.unbounded() && scan.changelog() {
+            // Its rows are known only when the read ends: only a preview bound ends it.
+            let why = Above::ReadsToEnd(
+                "a table of changes (debezium_json) is applied to its end before its rows are known".into(),
+            );
+            out.push(refusal(scan, &why, span, false));
+            return;
+        }
         let bounded = matches!(above, Above::Limited | Above::Streaming);
         if scan.unbounded() && scan.limit().is_none() && !bounded {
-            out.push(refusal(scan, above, span));
+            out.push(refusal(scan, above, span, true));
         }
         return;
     }
@@ -107,10 +115,19 @@ fn what(plan: &Arc<dyn ExecutionPlan>) -> String {
     word.to_string()
 }
 
-fn refusal(scan: &ConnectionScanExec, above: &Above, span: Span) -> Diagnostic {
+/// The refusal of an endless read; `limit_helps`: a LIMIT would end it.
+fn refusal(scan: &ConnectionScanExec, above: &Above, span: Span, limit_helps: bool) -> Diagnostic {
     let why = match above {
         Above::ReadsToEnd(why) => why.clone(),
         Above::Limited | Above::Streaming => String::new(),
+    };
+    let help = if limit_helps {
+        "Bound the read: add LIMIT n to a query that passes rows on as they come, or \
+         bound every read of the session with SET preview.max_rows = 1000 or \
+         SET preview.timeout = '10 seconds'."
+    } else {
+        "Bound every read of the session with SET preview.max_rows = 1000 or \
+         SET preview.timeout = '10 seconds'."
     };
     Diagnostic::error(format!(
         "table '{}' (connector '{}') never ends, so this query would never finish",
@@ -119,9 +136,5 @@ fn refusal(scan: &ConnectionScanExec, above: &Above, span: Span) -> Diagnostic {
     ))
     .with_span(span)
     .with_note(why)
-    .with_help(
-        "Bound the read: add LIMIT n to a query that passes rows on as they come, or \
-         bound every read of the session with SET preview.max_rows = 1000 or \
-         SET preview.timeout = '10 seconds'.",
-    )
+    .with_help(help)
 }

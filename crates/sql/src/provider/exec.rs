@@ -81,6 +81,17 @@ impl ConnectionScanExec {
         self.unbounded
     }
 
+    /// Whether the table holds changes (Debezium), whose rows are known only when the
+    /// read ends.
+    pub(crate) fn changelog(&self) -> bool {
+        self.spec
+            .table
+            .schema
+            .format
+            .as_ref()
+            .is_some_and(|f| f.is_updating())
+    }
+
     /// The most rows the scan reads, when a LIMIT was pushed into it.
     pub(crate) fn limit(&self) -> Option<usize> {
         self.spec.limit

@@ -1,12 +1,14 @@
 //! DataFusion integration: the catalog and schema providers backed by a [`CatalogStore`],
 //! one table provider per connection table, its scan and sink plan nodes, lookup joins
 //! (a logical node, its optimizer rule and physical node), and the checks on planned
-//! queries (sources are read, sinks written, lookups joined).
+//! queries (sources are read, sinks written, lookups joined). A table of changes
+//! (Debezium) is read as the rows its changes leave live (`changelog`).
 //!
 //! [`CatalogStore`]: tributary_catalog::CatalogStore
 
 mod bounds;
 mod catalog;
+mod changelog;
 mod checks;
 mod connect;
 mod exec;

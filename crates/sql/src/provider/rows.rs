@@ -2,17 +2,20 @@
 //! `BatchDecoder`, then its METADATA columns, its virtual columns and a projection. A
 //! scan assembles what its reader reads; a lookup join, the values its keys fetch.
 
+use super::changelog::Changelog;
 use super::connect::Transfer;
 use crate::sample_rows::{reason, with_metadata};
-use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
-use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::array::{
+    Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray,
+};
+use datafusion::arrow::compute::{cast, filter, filter_record_batch};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_expr::PhysicalExpr;
 use std::sync::Arc;
 use tributary_connectors::probe::SampledMessage;
-use tributary_formats::BatchDecoder;
+use tributary_formats::{BatchDecoder, CHANGE_COLUMN};
 use tributary_types::{ConnectionTable, Format};
 
 /// The table's columns a query reads, and how to compute them.
@@ -66,6 +69,9 @@ pub(crate) struct RowAssembler {
     /// The watermark so far (the largest the rows read have made it), in the time
     /// column's unit.
     watermark: Option<i64>,
+    /// For a table of changes (Debezium) read by a scan: the rows they leave live, which
+    /// come out when the read ends ([`RowAssembler::take_changed_rows`]).
+    changelog: Option<Changelog>,
 }
 
 impl RowAssembler {
@@ -92,6 +98,10 @@ impl RowAssembler {
         })?;
         let per_message =
             track_sources || table.schema.fields.iter().any(|f| f.metadata_key.is_some());
+        let changelog = match transfer {
+            Transfer::Read => Changelog::of(&table, &shape.full_schema)?,
+            Transfer::Write | Transfer::Lookup => None,
+        };
         Ok(Self {
             table,
             shape,
@@ -99,7 +109,25 @@ impl RowAssembler {
             per_message,
             transfer,
             watermark: None,
+            changelog,
         })
+    }
+
+    /// Whether rows come out only when the read ends (a table of changes), so messages
+    /// read make no rows until then.
+    pub(crate) fn accumulates(&self) -> bool {
+        self.changelog.is_some()
+    }
+
+    /// The rows a table of changes leaves live, projected, once; `None` for other tables.
+    pub(crate) fn take_changed_rows(&mut self) -> Result<Option<RecordBatch>> {
+        let Some(log) = self.changelog.take() else {
+            return Ok(None);
+        };
+        match log.into_rows()? {
+            Some(full) => Ok(Some(self.project(full)?)),
+            None => Ok(None),
+        }
     }
 
     /// The messages as rows; `None` when none made a row (all dropped as bad data, or
@@ -137,17 +165,34 @@ impl RowAssembler {
                 None => return Ok(None),
             }
         };
+        let (physical, changes) = split_changes(physical)?;
         let stored = with_metadata(&self.table, &physical, messages, &sources)
             .map_err(|e| DataFusionError::Execution(e.to_string()))?;
+        let (full, changes) = self.full_rows(&stored, changes)?;
+        if let (Some(log), Some(changes)) = (&mut self.changelog, changes) {
+            log.apply(full, &changes)?;
+            return Ok(None);
+        }
         Ok(Some(Rows {
-            batch: self.assemble(&stored)?,
+            batch: self.project(full)?,
             sources,
         }))
     }
 
-    /// The stored columns plus the virtual ones, in the table's order, without late rows,
-    /// then projected.
-    fn assemble(&mut self, stored: &RecordBatch) -> Result<RecordBatch> {
+    fn project(&self, full: RecordBatch) -> Result<RecordBatch> {
+        match &self.shape.projection {
+            Some(p) => Ok(full.project(p)?),
+            None => Ok(full),
+        }
+    }
+
+    /// The stored columns plus the virtual ones, in the table's order, without late rows
+    /// (and the change kinds of the rows kept).
+    fn full_rows(
+        &mut self,
+        stored: &RecordBatch,
+        mut changes: Option<StringArray>,
+    ) -> Result<(RecordBatch, Option<StringArray>)> {
         let shape = &self.shape;
         let rows = stored.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(shape.full_schema.fields().len());
@@ -167,13 +212,28 @@ impl RowAssembler {
             self.watermark = watermark;
             if on_time.false_count() > 0 {
                 full = filter_record_batch(&full, &on_time)?;
+                if let Some(c) = &changes {
+                    let kept = filter(c, &on_time)?;
+                    changes = kept.as_any().downcast_ref::<StringArray>().cloned();
+                }
             }
         }
-        match &shape.projection {
-            Some(p) => Ok(full.project(p)?),
-            None => Ok(full),
-        }
+        Ok((full, changes))
     }
+}
+
+/// The decoded rows without their `_change` column, and its values (a Debezium table's).
+fn split_changes(physical: RecordBatch) -> Result<(RecordBatch, Option<StringArray>)> {
+    let Ok(at) = physical.schema().index_of(CHANGE_COLUMN) else {
+        return Ok((physical, None));
+    };
+    let changes = physical
+        .column(at)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .cloned();
+    let keep: Vec<usize> = (0..physical.num_columns()).filter(|i| *i != at).collect();
+    Ok((physical.project(&keep)?, changes))
 }
 
 /// Which rows are on time, in arrival order: a row is late when its event time is behind

@@ -154,6 +154,8 @@ enum State {
         batch_size: usize,
     },
     Reading(Box<Reading>),
+    /// The last rows went out.
+    Ended,
 }
 
 struct Reading {
@@ -196,10 +198,11 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
             })
         }
         State::Reading(r) => r,
+        State::Ended => return Ok(None),
     };
     loop {
         let want = match &reading.budget {
-            Some(b) if b.left() == 0 => return Ok(None),
+            Some(b) if b.left() == 0 => return end(reading),
             Some(b) => reading.batch_size.min(b.left()),
             None => reading.batch_size,
         };
@@ -208,14 +211,22 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
             read = reading.reader.next_batch(want) => read,
             // Another stream of the scan spent the budget, or the preview's time is up:
             // the source ends here.
-            () = until_spent(budget.as_deref()) => return Ok(None),
-            () = until(deadline) => return Ok(None),
+            () = until_spent(budget.as_deref()) => return end(reading),
+            () = until(deadline) => return end(reading),
         };
         let messages = match read {
             Ok(Some(m)) => m,
-            Ok(None) => return Ok(None),
+            Ok(None) => return end(reading),
             Err(e) => return Err(failure(&reading.spec.table, e.message, e.hint)),
         };
+        if reading.rows.accumulates() {
+            // A table of changes makes its rows at the end: the bound counts changes.
+            reading.rows.rows(&messages)?;
+            if let Some(b) = &reading.budget {
+                b.take(messages.len());
+            }
+            continue;
+        }
         let Some(Rows { batch, .. }) = reading.rows.rows(&messages)? else {
             continue;
         };
@@ -232,6 +243,15 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
         if batch.num_rows() > 0 {
             return Ok(Some((batch, State::Reading(reading))));
         }
+    }
+}
+
+/// The read is over: a table of changes hands out the rows they leave live (whole,
+/// whatever the budget), any other ends here.
+fn end(mut reading: Box<Reading>) -> Result<Option<(RecordBatch, State)>> {
+    match reading.rows.take_changed_rows()? {
+        Some(batch) if batch.num_rows() > 0 => Ok(Some((batch, State::Ended))),
+        _ => Ok(None),
     }
 }
 

@@ -138,14 +138,35 @@ impl TableProvider for ConnectionTableProvider {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // A source split by partition (Kafka) is read in one stream per target partition,
-        // each taking its share of the source's partitions.
-        let splits = registry()
-            .get(&self.table.connector)
-            .is_some_and(|e| e.connector.splits(&self.table.config));
+        // each taking its share of the source's partitions. A table of changes is read in
+        // one, so that one changelog applies every change in the order they arrive.
+        let updating = self
+            .table
+            .schema
+            .format
+            .as_ref()
+            .is_some_and(|f| f.is_updating());
+        let splits = !updating
+            && registry()
+                .get(&self.table.connector)
+                .is_some_and(|e| e.connector.splits(&self.table.config));
         let partitions = if splits {
             state.config().target_partitions().max(1)
         } else {
             1
+        };
+        // A table of changes is read to its end before its rows are known: a LIMIT
+        // applies to those rows, not to the changes read.
+        let limit = if self
+            .table
+            .schema
+            .format
+            .as_ref()
+            .is_some_and(|f| f.is_updating())
+        {
+            None
+        } else {
+            limit
         };
         let spec = ScanSpec {
             table: Arc::new(self.table.clone()),

@@ -173,3 +173,79 @@ async fn partitioning_that_cannot_name_directories_is_refused() {
     .await;
     assert!(e.contains("starts with '/'"), "{e}");
 }
+
+#[tokio::test]
+async fn debezium_sinks_receive_changes_as_a_changelog() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("changes.json");
+    std::fs::write(
+        &input,
+        [
+            r#"{"before":null,"after":{"id":1,"name":"a"},"op":"c"}"#,
+            r#"{"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u"}"#,
+            r#"{"before":null,"after":{"id":2,"name":"c"},"op":"r"}"#,
+            r#"{"before":{"id":2,"name":"c"},"after":null,"op":"d"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let copied = dir.path().join("copied.json");
+    let counted = dir.path().join("counted.json");
+    let s = session().allow_file_writes();
+    s.execute(&format!(
+        "CREATE TABLE changes (id BIGINT PRIMARY KEY, name TEXT) WITH (connector = 'single_file', \
+         path = '{input}', type = 'source', format = 'debezium_json'); \
+         CREATE TABLE copied (id BIGINT PRIMARY KEY, name TEXT) WITH (connector = 'single_file', \
+         path = '{copied}', type = 'sink', format = 'debezium_json'); \
+         CREATE TABLE counted (name TEXT PRIMARY KEY, n BIGINT) WITH (connector = 'single_file', \
+         path = '{counted}', type = 'sink', format = 'debezium_json')",
+        input = input.display(),
+        copied = copied.display(),
+        counted = counted.display(),
+    ))
+    .await
+    .unwrap();
+    // The changes leave 1 as "b" and delete 2: the table they describe.
+    assert_eq!(
+        table(&s, "SELECT * FROM changes").await,
+        "+----+------+\n| id | name |\n+----+------+\n| 1  | b    |\n+----+------+"
+    );
+    assert!(
+        table(&s, "SELECT count(*) AS n FROM changes LIMIT 1")
+            .await
+            .contains("| 1 |")
+    );
+    // A copy receives that table as a changelog from nothing: one creation.
+    assert!(
+        table(&s, "INSERT INTO copied SELECT * FROM changes")
+            .await
+            .contains("| 1     |")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&copied).unwrap(),
+        "{\"before\":null,\"after\":{\"id\":1,\"name\":\"b\"},\"op\":\"c\"}\n"
+    );
+    // An aggregate's result, an updating result in a pipeline, arrives the same way.
+    table(
+        &s,
+        "INSERT INTO counted SELECT name, count(*) AS n FROM changes GROUP BY name",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(&counted).unwrap(),
+        "{\"before\":null,\"after\":{\"name\":\"b\",\"n\":1},\"op\":\"c\"}\n"
+    );
+    // Read back, the sinks' changelogs describe the same tables.
+    s.execute(&format!(
+        "CREATE TABLE copied_back (id BIGINT PRIMARY KEY, name TEXT) WITH (connector = \
+         'single_file', path = '{}', type = 'source', format = 'debezium_json')",
+        copied.display()
+    ))
+    .await
+    .unwrap();
+    assert!(
+        table(&s, "SELECT * FROM copied_back")
+            .await
+            .contains("| 1  | b    |")
+    );
+}

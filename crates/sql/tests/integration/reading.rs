@@ -277,6 +277,42 @@ async fn kafka_partitions_are_read_in_parallel_streams_that_share_one_bound() {
 }
 
 #[tokio::test]
+async fn an_endless_table_of_changes_is_read_only_under_a_preview_bound() {
+    let mock = crate::connection_tests::mock_cluster(
+        "cdc",
+        &[
+            r#"{"before":null,"after":{"id":1,"v":"a"},"op":"c"}"#,
+            r#"{"before":{"id":1,"v":"a"},"after":{"id":1,"v":"b"},"op":"u"}"#,
+            r#"{"before":null,"after":{"id":2,"v":"c"},"op":"c"}"#,
+        ],
+    )
+    .await;
+    let s = kafka_session(&mock.bootstrap_servers()).await;
+    s.execute(
+        "CREATE TABLE cdc (id BIGINT PRIMARY KEY, v TEXT) WITH (connector = 'kafka', \
+         connection_profile = 'k', topic = 'cdc', type = 'source', \
+         'source.offset' = 'earliest', format = 'debezium_json')",
+    )
+    .await
+    .unwrap();
+    // A LIMIT cannot end it: the rows are known only once the changes are applied.
+    let e = error(&s, "SELECT * FROM cdc LIMIT 1").await;
+    assert!(
+        e.contains("never ends")
+            && e.contains("applied to its end")
+            && e.contains("SET preview.max_rows")
+            && !e.contains("add LIMIT"),
+        "{e}"
+    );
+    s.execute("SET preview.max_rows = 3").await.unwrap();
+    let rows = table(&s, "SELECT id, v FROM cdc ORDER BY id").await;
+    assert!(
+        rows.contains("| 1  | b |") && rows.contains("| 2  | c |") && !rows.contains("| a |"),
+        "{rows}"
+    );
+}
+
+#[tokio::test]
 async fn kafka_previews_commit_offsets_only_for_a_named_group() {
     use rdkafka::consumer::{BaseConsumer, Consumer};
     let mock = crate::connection_tests::mock_cluster(
