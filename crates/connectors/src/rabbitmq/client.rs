@@ -1,11 +1,12 @@
-//! A read-only client of the RabbitMQ stream protocol, enough for connection tests: the
-//! handshake (peer properties, SASL PLAIN, tune, open), a stream's metadata, and one
-//! subscription read a chunk at a time with a credit of one. It runs on the caller's task:
+//! A client of the RabbitMQ stream protocol, enough for connection tests and queries: the
+//! handshake (peer properties, SASL PLAIN, tune, open), a stream's metadata, one
+//! subscription read a chunk at a time with a credit of one, and one publisher whose
+//! batches are confirmed before they count as written. It runs on the caller's task:
 //! each request waits for its response, handling deliveries, heartbeats and the server's
 //! close as they come. It speaks protocol version 1 only, which every server since 3.9
 //! accepts (newer clients negotiate versions with a command older servers reject).
 
-use super::wire::{Frame, Reader, WireError, chunk_messages, code, code_name, key};
+use super::wire::{Frame, Reader, WireError, amqp_message, chunk_messages, code, code_name, key};
 use std::collections::VecDeque;
 use thiserror::Error;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -15,6 +16,10 @@ use tokio::net::TcpStream;
 const MAX_FRAME: u32 = 8 << 20;
 /// The subscription the test uses (one per connection).
 const SUBSCRIPTION: u8 = 1;
+/// The publisher a sink uses (one per connection).
+const PUBLISHER: u8 = 1;
+/// Publish frames are cut at about this size, well under any node's frame limit.
+const PUBLISH_FRAME: usize = 1 << 20;
 
 /// Why a stream protocol exchange failed.
 #[derive(Debug, Error)]
@@ -32,6 +37,9 @@ pub(crate) enum StreamError {
     Closed(String),
     #[error("frame of {0} bytes is larger than {MAX_FRAME}")]
     TooLarge(u32),
+    /// The node refused published messages (the first refusal's code).
+    #[error("the node refused {count} message(s): {}", code_name(*.code))]
+    NotPublished { count: usize, code: u16 },
 }
 
 /// A node as the metadata names it.
@@ -81,6 +89,13 @@ pub(crate) struct StreamClient {
     pub advertised: Option<Broker>,
     /// Messages delivered while waiting for a response.
     pending: VecDeque<Vec<u8>>,
+    /// The next publishing id (ids rise, as the node's deduplication expects).
+    next_publishing: u64,
+    /// Published messages the node confirmed, and those it refused (with the first
+    /// refusal's code), since the last publish began.
+    confirmed: usize,
+    refused: usize,
+    refusal: Option<u16>,
 }
 
 impl StreamClient {
@@ -97,6 +112,10 @@ impl StreamClient {
             next_correlation: 1,
             advertised: None,
             pending: VecDeque::new(),
+            next_publishing: 0,
+            confirmed: 0,
+            refused: 0,
+            refusal: None,
         };
         let c = client.correlation();
         let properties = [
@@ -233,6 +252,70 @@ impl StreamClient {
         }
     }
 
+    /// Declare the connection's publisher on `stream` (anonymous: no deduplication
+    /// across connections).
+    pub async fn declare_publisher(&mut self, stream: &str) -> Result<(), StreamError> {
+        let c = self.correlation();
+        let f = Frame::new(key::DECLARE_PUBLISHER)
+            .u32(c)
+            .u8(PUBLISHER)
+            .str("") // no reference: the node parses an empty one as none
+            .str(stream)
+            .finish();
+        self.request(key::DECLARE_PUBLISHER, c, f).await.map(|_| ())
+    }
+
+    /// Publish `messages` (each wrapped as an AMQP 1.0 data section) and wait until the
+    /// node has confirmed or refused every one; any refusal is an error.
+    pub async fn publish(&mut self, messages: &[Vec<u8>]) -> Result<(), StreamError> {
+        self.confirmed = 0;
+        self.refused = 0;
+        self.refusal = None;
+        let mut frame = Frame::new(key::PUBLISH);
+        let mut in_frame: Vec<Vec<u8>> = Vec::new();
+        let mut size = 0;
+        for m in messages {
+            let message = amqp_message(m);
+            if !in_frame.is_empty() && size + message.len() > PUBLISH_FRAME {
+                self.send_publish(&mut frame, &mut in_frame).await?;
+                size = 0;
+            }
+            size += message.len() + 12;
+            in_frame.push(message);
+        }
+        self.send_publish(&mut frame, &mut in_frame).await?;
+        while self.confirmed + self.refused < messages.len() {
+            let frame = self.read_frame().await?;
+            self.dispatch(&frame).await?;
+        }
+        match self.refusal {
+            Some(code) => Err(StreamError::NotPublished {
+                count: self.refused,
+                code,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Send the messages gathered for one publish frame.
+    async fn send_publish(
+        &mut self,
+        frame: &mut Frame,
+        messages: &mut Vec<Vec<u8>>,
+    ) -> Result<(), StreamError> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        *frame = Frame::new(key::PUBLISH);
+        frame.u8(PUBLISHER).u32(messages.len() as u32);
+        for m in messages.drain(..) {
+            frame.u64(self.next_publishing).bytes(&m);
+            self.next_publishing += 1;
+        }
+        let bytes = frame.finish();
+        self.send(&bytes).await
+    }
+
     /// Say goodbye: unsubscribing is implied by closing, and nothing was stored.
     pub async fn close(mut self) {
         let c = self.correlation();
@@ -325,6 +408,25 @@ impl StreamClient {
                 self.pending.extend(messages);
                 let f = Frame::new(key::CREDIT).u8(SUBSCRIPTION).u16(1).finish();
                 self.send(&f).await
+            }
+            key::PUBLISH_CONFIRM => {
+                let _publisher = r.u8()?;
+                let ids = r.count()?;
+                for _ in 0..ids {
+                    let _id = r.u64()?;
+                }
+                self.confirmed += ids;
+                Ok(())
+            }
+            key::PUBLISH_ERROR => {
+                let _publisher = r.u8()?;
+                for _ in 0..r.count()? {
+                    let _id = r.u64()?;
+                    let code = r.u16()?;
+                    self.refused += 1;
+                    self.refusal.get_or_insert(code);
+                }
+                Ok(())
             }
             key::CLOSE => {
                 let correlation = r.u32()?;

@@ -1,13 +1,15 @@
-//! The `rabbitmq` connector: RabbitMQ streams (the stream protocol, port 5552) as sources.
-//! Every profile setting has a default, so a profile may be empty.
+//! The `rabbitmq` connector: RabbitMQ streams (the stream protocol, port 5552) as sources
+//! and sinks. Every profile setting has a default, so a profile may be empty.
 
 mod client;
 mod probe;
 mod reader;
 mod wire;
+mod writer;
 
-use crate::connector::{Completions, Connector, ConnectorInfo, Roles, str_at};
+use crate::connector::{Completions, Connector, ConnectorInfo, Roles, source_if_set, str_at};
 use crate::probe::Probe;
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use crate::spec::OptionSpec;
 use serde_json::Value;
@@ -43,23 +45,24 @@ const PROFILE_OPTIONS: &[OptionSpec] = &[
     ),
 ];
 
-// Arroyo declares a sink but never implemented it; only sources are offered.
+// Arroyo declares a sink (`type: {}`) but never implemented it; here it publishes.
 const TABLE_OPTIONS: &[OptionSpec] = &[
     OptionSpec::at("stream", "/stream"),
     OptionSpec::selector(
         "type",
-        &["source"],
+        &["source", "sink"],
         Some("source"),
-        "RabbitMQ stream tables are sources",
-    ),
-    OptionSpec::at("source.offset", "/type/offset"),
+        "Whether the table reads the stream (source) or publishes to it (sink)",
+    )
+    .creates(&[("sink", "/type")]),
+    OptionSpec::at("source.offset", "/type/offset").when("type", &["source"]),
 ];
 
 const INFO: ConnectorInfo = ConnectorInfo {
     id: "rabbitmq",
     name: "RabbitMQ Stream",
-    description: "Read RabbitMQ streams over the stream protocol",
-    roles: Roles::SOURCE,
+    description: "Read and write RabbitMQ streams over the stream protocol",
+    roles: Roles::SOURCE_AND_SINK,
     testing: true,
     profile_schema: Some(include_str!("profile.json")),
     table_schema: include_str!("table.json"),
@@ -73,19 +76,20 @@ impl Connector for Rabbitmq {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
     }
-    fn connection_type(&self, _table: &Value) -> ConnectionType {
-        ConnectionType::Source
+    fn connection_type(&self, table: &Value) -> ConnectionType {
+        source_if_set(table, "/type/offset")
     }
     fn profile_description(&self, profile: &Value) -> String {
         let host = str_at(profile, "/host").unwrap_or("localhost");
         let port = profile.get("port").and_then(Value::as_u64).unwrap_or(5552);
         format!("{host}:{port}")
     }
-    fn table_description(&self, table: &Value, _connection_type: ConnectionType) -> String {
-        format!(
-            "RabbitmqStreamSource<{}>",
-            str_at(table, "/stream").unwrap_or_default()
-        )
+    fn table_description(&self, table: &Value, connection_type: ConnectionType) -> String {
+        let stream = str_at(table, "/stream").unwrap_or_default();
+        match connection_type {
+            ConnectionType::Sink => format!("RabbitmqStreamSink<{stream}>"),
+            _ => format!("RabbitmqStreamSource<{stream}>"),
+        }
     }
     async fn test_connection(&self, probe: &mut Probe<'_>) {
         probe::test_connection(probe).await;
@@ -95,6 +99,9 @@ impl Connector for Rabbitmq {
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         probe::open_source(probe).await
+    }
+    async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+        probe::open_sink(probe).await
     }
     async fn complete(&self, probe: &mut Probe<'_>) -> Option<Completions> {
         probe::streams(probe).await.map(|names| Completions {

@@ -9,7 +9,9 @@
 use super::client::{Broker, Offset, StreamClient, StreamError};
 use super::reader::RabbitReader;
 use super::wire::code;
+use super::writer::RabbitWriter;
 use crate::probe::{Probe, SampledMessage, Stage, TestCode, connect_code, human, is_dns_error};
+use crate::sink::SinkWriter;
 use crate::source::SourceReader;
 use serde_json::Value;
 
@@ -312,6 +314,19 @@ async fn member_connection(
     client: StreamClient,
     members: &[Broker],
 ) -> Option<StreamClient> {
+    node_connection(probe, target, client, members, false).await
+}
+
+/// A connection to a node among `members` (the leader first): the leader itself when
+/// `leader_only` (publishers write there), else a replica when there is one.
+async fn node_connection(
+    probe: &mut Probe<'_>,
+    target: &Target,
+    client: StreamClient,
+    members: &[Broker],
+    leader_only: bool,
+) -> Option<StreamClient> {
+    let members = if leader_only { &members[..1] } else { members };
     let holds = |c: &StreamClient| c.advertised.as_ref().is_none_or(|a| members.contains(a));
     if holds(&client) {
         return Some(client);
@@ -439,6 +454,48 @@ pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceR
         return None;
     }
     Some(Box::new(RabbitReader::new(client, stream)))
+}
+
+/// A publisher on the table's stream for `INSERT INTO`, connected to its leader.
+pub(crate) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
+    let (target, mut client) = connect(probe).await?;
+    let Some(stream) = probe.table_setting("/stream", "stream") else {
+        client.close().await;
+        return None;
+    };
+    let Some(members) = locate(probe, &target, &mut client, &stream).await else {
+        client.close().await;
+        return None;
+    };
+    let mut client = node_connection(probe, &target, client, &members, true).await?;
+    let declared = probe
+        .within(
+            Stage::Write,
+            &format!("declaring a publisher on stream '{stream}'"),
+            client.declare_publisher(&stream),
+        )
+        .await;
+    match declared {
+        Some(Ok(())) => {
+            probe.pass(Stage::Write, format!("publishing to stream '{stream}'"));
+            Some(Box::new(RabbitWriter::new(client, stream)))
+        }
+        Some(Err(e)) => {
+            let code = match e {
+                StreamError::Refused(code::ACCESS_REFUSED) => TestCode::PermissionDenied,
+                _ => TestCode::BadResponse,
+            };
+            probe.fail(
+                Stage::Write,
+                code,
+                format!("cannot publish to stream '{stream}': {e}"),
+                "Check that the user may write the stream.",
+            );
+            client.close().await;
+            None
+        }
+        None => None,
+    }
 }
 
 /// Read up to `limit` messages from the table's offset; the subscription is anonymous,

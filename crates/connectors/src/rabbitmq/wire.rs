@@ -1,11 +1,16 @@
-//! The RabbitMQ stream protocol's frames, as far as a read-only client needs them:
-//! big-endian integers, `int16`-prefixed strings, the osiris chunks that deliveries carry,
-//! and the AMQP 1.0 sections that wrap each message's body.
+//! The RabbitMQ stream protocol's frames, as far as the client needs them: big-endian
+//! integers, `int16`-prefixed strings, the osiris chunks that deliveries carry, and the
+//! AMQP 1.0 sections that wrap each message's body (read, and written as one data
+//! section).
 
 use thiserror::Error;
 
 /// Command keys (a response sets the top bit of its request's key).
 pub(crate) mod key {
+    pub const DECLARE_PUBLISHER: u16 = 0x0001;
+    pub const PUBLISH: u16 = 0x0002;
+    pub const PUBLISH_CONFIRM: u16 = 0x0003;
+    pub const PUBLISH_ERROR: u16 = 0x0004;
     pub const SUBSCRIBE: u16 = 0x0007;
     pub const DELIVER: u16 = 0x0008;
     pub const CREDIT: u16 = 0x0009;
@@ -20,7 +25,7 @@ pub(crate) mod key {
     pub const RESPONSE: u16 = 0x8000;
 }
 
-/// The response codes a read-only client can meet.
+/// The response codes the client can meet.
 pub(crate) mod code {
     pub const OK: u16 = 0x01;
     pub const STREAM_DOES_NOT_EXIST: u16 = 0x02;
@@ -92,6 +97,10 @@ impl Frame {
         let len = u16::try_from(v.len()).unwrap_or(u16::MAX);
         self.u16(len);
         self.0.extend_from_slice(&v.as_bytes()[..usize::from(len)]);
+        self
+    }
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
         self
     }
     /// Bytes: their length as `int32`, then the bytes.
@@ -226,6 +235,16 @@ pub(crate) fn chunk_messages(r: &mut Reader<'_>) -> Result<Vec<Vec<u8>>, WireErr
         }
     }
     Ok(out)
+}
+
+/// `payload` as an AMQP 1.0 message of one data section, as every stream client reads it.
+pub(crate) fn amqp_message(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 8);
+    // Described type 0x00, descriptor smallulong (0x53) 0x75 (data), then vbin32.
+    out.extend_from_slice(&[0x00, 0x53, 0x75, 0xb0]);
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    out.extend_from_slice(payload);
+    out
 }
 
 /// The application data of an AMQP 1.0 message: its data sections joined, or its
@@ -387,5 +406,11 @@ mod tests {
         assert!(r.is_empty());
         assert_eq!(code_name(0x08), "authentication failure (0x08)");
         assert_eq!(code_name(0x99), "response code 0x0099");
+    }
+
+    #[test]
+    fn written_messages_read_back_as_their_payload() {
+        assert_eq!(amqp_body(&amqp_message(b"{\"id\":1}")), b"{\"id\":1}");
+        assert_eq!(amqp_body(&amqp_message(b"")), b"");
     }
 }

@@ -366,3 +366,52 @@ async fn an_insert_from_an_endless_source_runs_until_cancelled() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn inserts_publish_to_rabbitmq_streams_and_read_back() {
+    let stream = format!("tributary-write-{}", std::process::id());
+    crate::connection_tests::rabbitmq_stream(&stream, &[]).await;
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(&format!(
+        "CREATE CONNECTION PROFILE r WITH (connector = 'rabbitmq', host = '127.0.0.1', validate = false); \
+         CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '2500'); \
+         CREATE TABLE published (id BIGINT, note TEXT) WITH (connector = 'rabbitmq', \
+         connection_profile = 'r', stream = '{stream}', type = 'sink', format = 'json'); \
+         CREATE TABLE back (id BIGINT, note TEXT) WITH (connector = 'rabbitmq', \
+         connection_profile = 'r', stream = '{stream}', type = 'source', \
+         'source.offset' = 'first', format = 'json')"
+    ))
+    .await
+    .unwrap();
+    let described = table(&s, "SHOW TABLES").await;
+    assert!(described.contains("RabbitmqStreamSink<"), "{described}");
+    // Each batch is confirmed by the node before the INSERT goes on.
+    assert!(
+        table(
+            &s,
+            "INSERT INTO published SELECT counter, 'n' || counter FROM counted"
+        )
+        .await
+        .contains("| 2500  |")
+    );
+    s.execute("SET preview.max_rows = 2500").await.unwrap();
+    let back = table(
+        &s,
+        "SELECT count(*) AS n, sum(id) AS s, min(note) AS first FROM back",
+    )
+    .await;
+    assert!(back.contains("| 2500 | 3123750 | n0    |"), "{back}");
+
+    // A stream that does not exist is refused at its stage, before anything is written.
+    s.execute(
+        "CREATE TABLE nowhere (id BIGINT) WITH (connector = 'rabbitmq', connection_profile = 'r', \
+         stream = 'tributary-no-such-stream', type = 'sink', format = 'json')",
+    )
+    .await
+    .unwrap();
+    let e = error(&s, "INSERT INTO nowhere SELECT counter FROM counted").await;
+    assert!(
+        e.contains("cannot write table 'nowhere'") && e.contains("NOT_FOUND"),
+        "{e}"
+    );
+}
