@@ -98,6 +98,22 @@ pub(crate) fn check_format(cx: &TableCheck<'_>, connector: &str, out: &mut Vec<D
     }
 }
 
+/// Refuse an INSERT into a table format (Delta Lake, Iceberg) whose commit protocol this
+/// build does not write, saying what to do instead.
+pub(crate) fn refuse_table_format_write(probe: &mut crate::probe::Probe<'_>, format: &str) {
+    probe.fail(
+        crate::probe::Stage::Write,
+        crate::probe::TestCode::Unsupported,
+        format!(
+            "queries cannot write {format} tables: this build has no {format} commit writer \
+             (data files are only part of a table; the commit that adds them is the format's)"
+        ),
+        "Write the rows as parquet with a filesystem sink (same partitioning and rolling \
+         options) and add the files with the format's own tools, or run the INSERT as a \
+         pipeline on Arroyo, which writes the table.",
+    );
+}
+
 /// A time pattern must be one chrono can format, naming directories under the path.
 pub(crate) fn check_time_pattern(cx: &TableCheck<'_>, pointer: &str, out: &mut Vec<Diagnostic>) {
     let Some(pattern) = cx.config.pointer(pointer).and_then(Value::as_str) else {

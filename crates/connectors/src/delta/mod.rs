@@ -27,9 +27,17 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+#[async_trait::async_trait]
 impl Connector for Delta {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
+    }
+    async fn open_sink(
+        &self,
+        probe: &mut crate::probe::Probe<'_>,
+    ) -> Option<Box<dyn crate::sink::SinkWriter>> {
+        file_sink::refuse_table_format_write(probe, "Delta Lake");
+        None
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink

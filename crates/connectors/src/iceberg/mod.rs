@@ -55,9 +55,17 @@ const TRANSFORMS: &[(&str, bool)] = &[
     ("void", false),
 ];
 
+#[async_trait::async_trait]
 impl Connector for Iceberg {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
+    }
+    async fn open_sink(
+        &self,
+        probe: &mut crate::probe::Probe<'_>,
+    ) -> Option<Box<dyn crate::sink::SinkWriter>> {
+        file_sink::refuse_table_format_write(probe, "Iceberg");
+        None
     }
     fn connection_type(&self, _table: &Value) -> ConnectionType {
         ConnectionType::Sink

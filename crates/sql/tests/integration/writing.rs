@@ -415,3 +415,34 @@ async fn inserts_publish_to_rabbitmq_streams_and_read_back() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn table_formats_refuse_writes_saying_what_to_do_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let s = Session::new(Arc::new(OverlayStore::in_memory())).allow_file_writes();
+    s.execute(&format!(
+        "CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '3'); \
+         CREATE TABLE d (counter BIGINT) WITH (connector = 'delta', path = '{}', format = 'parquet'); \
+         CREATE TABLE i (counter BIGINT) WITH (connector = 'iceberg', \
+         'catalog.rest.url' = 'http://127.0.0.1:9', table_name = 't', format = 'parquet')",
+        lake.display()
+    ))
+    .await
+    .unwrap();
+    for (table, format) in [("d", "Delta Lake"), ("i", "Iceberg")] {
+        let e = error(
+            &s,
+            &format!("INSERT INTO {table} SELECT counter FROM counted"),
+        )
+        .await;
+        assert!(
+            e.contains(&format!("cannot write table '{table}'"))
+                && e.contains("[UNSUPPORTED]")
+                && e.contains(&format!("no {format} commit writer"))
+                && e.contains("filesystem sink"),
+            "{e}"
+        );
+    }
+    assert!(!lake.exists(), "nothing was written");
+}
