@@ -436,9 +436,9 @@ async fn subscribe(probe: &mut Probe<'_>, client: &mut StreamClient, stream: &st
     }
 }
 
-/// A reader of the table's stream for a query, subscribed from its offset on a node
-/// that holds it; anonymous, so no offset is stored.
-pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+/// A connection for a query, the table's stream, and the nodes that hold it (the leader
+/// first).
+async fn located(probe: &mut Probe<'_>) -> Option<(Target, StreamClient, String, Vec<Broker>)> {
     let (target, mut client) = connect(probe).await?;
     let Some(stream) = probe.table_setting("/stream", "stream") else {
         client.close().await;
@@ -448,6 +448,13 @@ pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceR
         client.close().await;
         return None;
     };
+    Some((target, client, stream, members))
+}
+
+/// A reader of the table's stream for a query, subscribed from its offset on a node
+/// that holds it; anonymous, so no offset is stored.
+pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
+    let (target, client, stream, members) = located(probe).await?;
     let mut client = member_connection(probe, &target, client, &members).await?;
     if !subscribe(probe, &mut client, &stream).await {
         client.close().await;
@@ -458,15 +465,7 @@ pub(crate) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceR
 
 /// A publisher on the table's stream for `INSERT INTO`, connected to its leader.
 pub(crate) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
-    let (target, mut client) = connect(probe).await?;
-    let Some(stream) = probe.table_setting("/stream", "stream") else {
-        client.close().await;
-        return None;
-    };
-    let Some(members) = locate(probe, &target, &mut client, &stream).await else {
-        client.close().await;
-        return None;
-    };
+    let (target, client, stream, members) = located(probe).await?;
     let mut client = node_connection(probe, &target, client, &members, true).await?;
     let declared = probe
         .within(
