@@ -35,30 +35,20 @@ impl Executor {
     }
 
     /// Run (or check) `text`, handing each statement's outcome to `each`, and each
-    /// local query's rows to `rows` as they arrive; `Err` when a server could not be
-    /// asked. (A server's answers come whole.)
+    /// query's rows to `rows` as they arrive (a server's too); `Err` when a server could
+    /// not be asked.
     pub async fn run_script_with(
         &self,
         text: &str,
         mode: Mode,
         rows: &RowPrinter,
-        mut each: impl FnMut(Outcome) -> ControlFlow<()>,
+        each: impl FnMut(Outcome) -> ControlFlow<()>,
     ) -> Result<ScriptSummary, String> {
         match self {
             Executor::Local(session) => {
                 Ok(session.run_script_streaming(text, mode, rows, each).await)
             }
-            Executor::Remote(remote) => {
-                let (outcomes, mut summary) = remote.run(text, mode).await?;
-                summary.statements = 0;
-                for outcome in outcomes {
-                    summary.statements += 1;
-                    if each(outcome).is_break() {
-                        break;
-                    }
-                }
-                Ok(summary)
-            }
+            Executor::Remote(remote) => remote.run_streaming(text, mode, rows, each).await,
         }
     }
 }

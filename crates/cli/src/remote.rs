@@ -1,12 +1,18 @@
 //! The client of a Tributary server's `POST /sql`: the script goes over, each statement's
 //! result comes back and is rebuilt as the outcome a local session would have produced
 //! (rows as Arrow batches, diagnostics with their spans), so the CLI prints it the same.
+//! A `run` asks for the streamed answer (newline-delimited JSON events), so a query's
+//! rows reach the printer as they arrive, and dropping the request stops the query on
+//! the server.
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use std::ops::ControlFlow;
 use std::sync::Arc;
-use tributary_sql::api::{SqlResponse, SqlStatementResult};
-use tributary_sql::{Mode, Outcome, Output, ScriptSummary, StatementError, StatementResult};
+use tributary_sql::api::{SqlEvent, SqlResponse, SqlStatementResult};
+use tributary_sql::{
+    IDLE_TICK, Mode, Outcome, Output, RowSink, ScriptSummary, StatementError, StatementResult,
+};
 use tributary_types::{Diagnostic, Location, Span};
 
 /// A server to send statements to.
@@ -46,12 +52,14 @@ impl Remote {
         })
     }
 
-    /// Send `text`; each statement's outcome, and the summary.
-    pub async fn run(
+    /// Send `text` as a `POST /sql` asking for `accept`; the response when the server
+    /// took it.
+    async fn post(
         &self,
         text: &str,
         mode: Mode,
-    ) -> Result<(Vec<Outcome>, ScriptSummary), String> {
+        accept: &str,
+    ) -> Result<reqwest::Response, String> {
         let mode = match mode {
             Mode::Run => "run",
             Mode::Check => "check",
@@ -60,6 +68,7 @@ impl Remote {
             .client
             .post(format!("{}/api/v1/sql", self.base))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, accept)
             .body(
                 serde_json::to_vec(&serde_json::json!({ "sql": text, "mode": mode }))
                     .map_err(|e| e.to_string())?,
@@ -75,27 +84,139 @@ impl Remote {
             )
         })?;
         let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
         let bytes = response
             .bytes()
             .await
             .map_err(|e| format!("cannot read the server's answer: {e}"))?;
-        if !status.is_success() {
-            let said = serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .and_then(|v| {
-                    let error = v.get("error")?.as_str()?.to_string();
-                    let hint = v
-                        .get("hint")
-                        .and_then(|h| h.as_str())
-                        .map(|h| format!("\n  help: {h}"));
-                    Some(format!("{error}{}", hint.unwrap_or_default()))
-                })
-                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(200).collect());
-            return Err(format!(
-                "the server at {} answered {status}: {said}",
-                self.base
-            ));
+        let said = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| {
+                let error = v.get("error")?.as_str()?.to_string();
+                let hint = v
+                    .get("hint")
+                    .and_then(|h| h.as_str())
+                    .map(|h| format!("\n  help: {h}"));
+                Some(format!("{error}{}", hint.unwrap_or_default()))
+            })
+            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(200).collect());
+        Err(format!(
+            "the server at {} answered {status}: {said}",
+            self.base
+        ))
+    }
+
+    /// Run `text` on the server, handing each query's rows to `rows` as they arrive and
+    /// each statement's outcome to `each` (`Break` stops: the request is dropped, which
+    /// stops the server's query); the summary.
+    pub async fn run_streaming(
+        &self,
+        text: &str,
+        mode: Mode,
+        rows: &dyn RowSink,
+        mut each: impl FnMut(Outcome) -> ControlFlow<()>,
+    ) -> Result<ScriptSummary, String> {
+        if mode == Mode::Check {
+            // A check answers at once, whole.
+            let (outcomes, mut summary) = self.run(text, mode).await?;
+            summary.statements = 0;
+            for outcome in outcomes {
+                summary.statements += 1;
+                if each(outcome).is_break() {
+                    break;
+                }
+            }
+            return Ok(summary);
         }
+        let response = self.post(text, mode, "application/x-ndjson").await?;
+        let mut lines = EventLines::new(response);
+        let mut summary = ScriptSummary::default();
+        let mut current: Option<(Span, SchemaRef)> = None;
+        loop {
+            let event = match tokio::time::timeout(IDLE_TICK, lines.next()).await {
+                Err(_) => {
+                    if rows.idle().await.is_break() {
+                        return Ok(summary);
+                    }
+                    continue;
+                }
+                Ok(Ok(Some(event))) => event,
+                Ok(Ok(None)) => {
+                    return Err(format!(
+                        "the server at {} ended its answer before the script's summary",
+                        self.base
+                    ));
+                }
+                Ok(Err(e)) => return Err(e),
+            };
+            match event {
+                SqlEvent::Columns {
+                    line,
+                    column,
+                    arrow_schema,
+                    ..
+                } => {
+                    let schema: Schema = arrow_schema
+                        .ok_or("the server's rows have no Arrow schema")
+                        .and_then(|s| {
+                            serde_json::from_value(s)
+                                .map_err(|_| "the server's Arrow schema is not one")
+                        })?;
+                    let schema = Arc::new(schema);
+                    let at = Location::new(line, column);
+                    if rows.begin(Span::new(at, at), &schema).await.is_break() {
+                        return Ok(summary);
+                    }
+                    current = Some((Span::new(at, at), schema));
+                }
+                SqlEvent::Rows { rows: values } => {
+                    let Some((_, schema)) = &current else {
+                        return Err("the server sent rows before their columns".into());
+                    };
+                    let (_, batches) = rebuild_with(schema.clone(), values)?;
+                    for batch in batches {
+                        if rows.batch(batch).await.is_break() {
+                            return Ok(summary);
+                        }
+                    }
+                }
+                SqlEvent::Result(r) => {
+                    summary.statements += 1;
+                    let outcome = match (r.row_count, current.take()) {
+                        (Some(count), Some((_, schema))) if !r.error => {
+                            streamed_outcome(r, schema, count)
+                        }
+                        _ => outcome_of(r),
+                    };
+                    if each(outcome).is_break() {
+                        return Ok(summary);
+                    }
+                }
+                SqlEvent::Summary {
+                    failed,
+                    suppressed_diagnostics,
+                } => {
+                    summary.failed = failed;
+                    summary.suppressed_diagnostics = suppressed_diagnostics;
+                    return Ok(summary);
+                }
+            }
+        }
+    }
+
+    /// Send `text`; each statement's outcome, and the summary.
+    pub async fn run(
+        &self,
+        text: &str,
+        mode: Mode,
+    ) -> Result<(Vec<Outcome>, ScriptSummary), String> {
+        let response = self.post(text, mode, "application/json").await?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("cannot read the server's answer: {e}"))?;
         let answer: SqlResponse = serde_json::from_slice(&bytes)
             .map_err(|e| format!("the server's answer is not what `POST /sql` returns: {e}"))?;
         let summary = ScriptSummary {
@@ -150,6 +271,69 @@ fn outcome_of(r: SqlStatementResult) -> Outcome {
     })
 }
 
+/// A streamed query's result: its rows went to the printer, `count` of them.
+fn streamed_outcome(r: SqlStatementResult, schema: SchemaRef, count: u64) -> Outcome {
+    let span = Span::new(
+        Location::new(r.line, r.column),
+        Location::new(r.end_line, r.end_column),
+    );
+    // The server notes a query it stopped; its other diagnostics are warnings.
+    let stopped = r
+        .diagnostics
+        .iter()
+        .any(|d| d.message.starts_with("the query was stopped after"));
+    Ok(StatementResult {
+        span,
+        output: Output::Streamed {
+            schema,
+            rows: count,
+            stopped,
+        },
+        warnings: r.diagnostics.iter().map(|d| d.to_diagnostic()).collect(),
+    })
+}
+
+/// The events of a streamed answer, one JSON object per line.
+struct EventLines {
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+}
+
+/// The longest event line accepted (a batch of wide rows stays far below it).
+const MAX_EVENT_LINE: usize = 256 << 20;
+
+impl EventLines {
+    fn new(response: reqwest::Response) -> Self {
+        Self {
+            response,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The next event; `None` when the answer ended.
+    async fn next(&mut self) -> Result<Option<SqlEvent>, String> {
+        loop {
+            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return serde_json::from_slice(&line)
+                    .map(Some)
+                    .map_err(|e| format!("the server sent an event that is not one: {e}"));
+            }
+            if self.buffer.len() > MAX_EVENT_LINE {
+                return Err("the server sent an event line longer than 256 MiB".into());
+            }
+            match self.response.chunk().await {
+                Ok(Some(chunk)) => self.buffer.extend_from_slice(&chunk),
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(format!("cannot read the server's answer: {e}")),
+            }
+        }
+    }
+}
+
 /// Rows as JSON arrays back into Arrow, by the result's schema.
 fn rebuild(
     schema: Option<serde_json::Value>,
@@ -157,7 +341,14 @@ fn rebuild(
 ) -> Result<(SchemaRef, Vec<RecordBatch>), String> {
     let schema: Schema = serde_json::from_value(schema.ok_or("the result has no schema")?)
         .map_err(|e| e.to_string())?;
-    let schema = Arc::new(schema);
+    rebuild_with(Arc::new(schema), rows)
+}
+
+/// Rows as JSON arrays back into Arrow batches of `schema`.
+fn rebuild_with(
+    schema: SchemaRef,
+    rows: Vec<Vec<serde_json::Value>>,
+) -> Result<(SchemaRef, Vec<RecordBatch>), String> {
     if rows.is_empty() {
         return Ok((schema, vec![]));
     }

@@ -441,6 +441,82 @@ fn a_served_catalog_lives_through_a_restart_and_serves_the_cli() {
         text(&unauthorised.stderr)
     );
 
+    // Rows stream from the server: a query over an endless source prints rows as they
+    // come, and closing the output ends the client, whose dropped request stops the query.
+    let created = tributary(
+        &catalog,
+        &[
+            "--server",
+            &server.url,
+            "--token",
+            TOKEN,
+            "run",
+            "-c",
+            "CREATE TABLE endless WITH (connector = 'impulse', event_rate = '2000')",
+        ],
+    );
+    assert_eq!(created.status.code(), Some(0), "{}", text(&created.stderr));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .args(["--server", &server.url, "--token", TOKEN, "--format", "csv"])
+        .args(["run", "-c", "SELECT counter FROM endless"])
+        .env_remove("TRIBUTARY_CATALOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let first: Vec<String> = lines.by_ref().take(1500).map(Result::unwrap).collect();
+    assert_eq!(first[0], "counter");
+    assert_eq!(first[1499], "1498", "rows in order from the start");
+    drop(lines);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the client kept running after its output closed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.code().is_some(), "ended by a signal: {status:?}");
+    // The same through the whole answer: a bounded query's rows and count.
+    let bounded = tributary(
+        &catalog,
+        &[
+            "--server",
+            &server.url,
+            "--token",
+            TOKEN,
+            "run",
+            "-c",
+            "SELECT counter FROM endless LIMIT 3",
+        ],
+    );
+    let shown = text(&bounded.stdout);
+    // A short result is printed whole, as a local one is.
+    assert_eq!(
+        shown,
+        "+---------+\n| counter |\n+---------+\n| 0       |\n| 1       |\n| 2       |\n+---------+\n",
+        "{}",
+        text(&bounded.stderr)
+    );
+    let dropped = tributary(
+        &catalog,
+        &[
+            "--server",
+            &server.url,
+            "--token",
+            TOKEN,
+            "run",
+            "-c",
+            "DROP TABLE endless",
+        ],
+    );
+    assert_eq!(dropped.status.code(), Some(0), "{}", text(&dropped.stderr));
+
     // Restart: everything is still there.
     assert_eq!(server.stop(), Some(0), "{}", server.log());
     assert!(

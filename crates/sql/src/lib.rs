@@ -38,8 +38,8 @@ pub use provider::{
     TributaryCatalogProvider, TributaryQueryPlanner, TributarySchemaProvider,
 };
 pub use session::{
-    DefinitionTest, Mode, Outcome, Output, RowSink, ScriptSummary, Session, StatementError,
-    StatementResult, register, session_config,
+    DefinitionTest, IDLE_TICK, Mode, Outcome, Output, RowSink, ScriptSummary, Session,
+    StatementError, StatementResult, register, session_config,
 };
 pub use testing::Progress;
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};

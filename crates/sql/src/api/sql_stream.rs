@@ -94,6 +94,7 @@ impl RowSink for EventSink {
             line: span.start.line,
             column: span.start.column,
             columns: sql_columns(schema),
+            arrow_schema: serde_json::to_value(schema.as_ref()).ok(),
         })
         .await
     }

@@ -459,6 +459,10 @@ pub enum SqlEvent {
         column: u64,
         /// The result columns.
         columns: Vec<SqlColumn>,
+        /// The columns as an Arrow schema (for clients that rebuild Arrow batches).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<Object>)]
+        arrow_schema: Option<Value>,
     },
     /// Rows, as they arrived, each an array in column order.
     Rows {

@@ -18,7 +18,7 @@ mod validation;
 pub use definitions::DefinitionTest;
 pub use outcome::{Mode, Outcome, Output, ScriptSummary, StatementError, StatementResult};
 use streaming::Delivery;
-pub use streaming::RowSink;
+pub use streaming::{IDLE_TICK, RowSink};
 
 use crate::ddl::catalog_diagnostic;
 use crate::errors::datafusion_diagnostic;
