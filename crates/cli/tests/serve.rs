@@ -470,16 +470,16 @@ fn a_served_catalog_lives_through_a_restart_and_serves_the_cli() {
     assert_eq!(first[0], "counter");
     assert_eq!(first[1499], "1498", "rows in order from the start");
     drop(lines);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
         assert!(
-            std::time::Instant::now() < deadline,
+            Instant::now() < deadline,
             "the client kept running after its output closed"
         );
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.code().is_some(), "ended by a signal: {status:?}");
     // The same through the whole answer: a bounded query's rows and count.
