@@ -230,7 +230,8 @@ async fn no_connector_prints_a_secret() {
     // Queries that read and write through those profiles fail at the stage a test would
     // name, and say so without the credentials.
     let moved = format!(
-        "{}; {}; {}",
+        "{}; {}; {}; {}",
+        "CREATE TABLE q_rabbit (v TEXT) WITH (connector = 'rabbitmq', connection_profile = 'p_rabbitmq', stream = 's', type = 'sink', format = 'json')",
         "CREATE TABLE q_mqtt (v TEXT) WITH (connector = 'mqtt', connection_profile = 'p_mqtt_url', type = 'source', topic = 't', format = 'json')",
         "CREATE TABLE q_redis (v TEXT) WITH (connector = 'redis', connection_profile = 'p_redis_url', type = 'sink', target = 'string', 'target.key_prefix' = 'k:', format = 'json')",
         "CREATE TEMPORARY TABLE q_lookup (k TEXT METADATA FROM 'key' PRIMARY KEY, v TEXT) WITH (connector = 'redis', connection_profile = 'p_redis_url', format = 'json')"
@@ -240,6 +241,8 @@ async fn no_connector_prints_a_secret() {
     for sql in [
         "SELECT v FROM q_mqtt LIMIT 1",
         "INSERT INTO q_redis VALUES ('x')",
+        // The machine's RabbitMQ refuses the profile's password.
+        "INSERT INTO q_rabbit VALUES ('x')",
         "SELECT l.v FROM (VALUES ('a')) AS o(k) JOIN q_lookup l ON o.k = l.k",
     ] {
         queried.push_str(&diagnostics(&online, sql, Mode::Run).await);
@@ -248,6 +251,8 @@ async fn no_connector_prints_a_secret() {
         queried.contains("cannot read table 'q_mqtt'")
             && queried.contains("cannot write table 'q_redis'")
             && queried.contains("cannot look up rows in table 'q_lookup'")
+            && queried.contains("cannot write table 'q_rabbit'")
+            && queried.contains("AUTH_FAILED")
             && queried.contains("CONNECT_REFUSED"),
         "{queried}"
     );
