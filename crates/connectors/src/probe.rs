@@ -137,8 +137,9 @@ pub enum MetadataValue {
     Int(i32),
     /// A `BIGINT` value.
     BigInt(i64),
-    /// A `TEXT` value.
-    Text(String),
+    /// A `TEXT` value; shared, since a reader attaches the same one (a topic) to many
+    /// messages.
+    Text(std::sync::Arc<str>),
     /// A `BYTEA` value.
     Bytes(Vec<u8>),
 }

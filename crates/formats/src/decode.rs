@@ -152,6 +152,29 @@ impl BatchDecoder {
         })
     }
 
+    /// Decode only the columns `keep` selects by name; the others come out NULL (and so
+    /// nullable in [`BatchDecoder::schema`]). A query skips the columns it does not read
+    /// this way: JSON builds no arrays (and no raw JSON text) for them, so a value of the
+    /// wrong type there is no longer an error. Debezium and the other formats decode
+    /// every column.
+    pub fn decoding_only(mut self, keep: impl Fn(&str) -> bool) -> Self {
+        if let Kind::Json(plan) = &mut self.kind
+            && plan.keep_only(&keep)
+        {
+            let fields: Vec<Field> = self
+                .output
+                .fields()
+                .iter()
+                .map(|f| {
+                    let skipped = f.name() != CHANGE_COLUMN && !keep(f.name());
+                    f.as_ref().clone().with_nullable(f.is_nullable() || skipped)
+                })
+                .collect();
+            self.output = Arc::new(Schema::new(fields));
+        }
+        self
+    }
+
     /// The Arrow schema of the batches.
     pub fn schema(&self) -> SchemaRef {
         self.output.clone()
@@ -386,6 +409,25 @@ impl JsonPlan {
             spans: Vec::new(),
             decoder: None,
         })
+    }
+
+    /// Decode only the columns `keep` selects (see [`BatchDecoder::decoding_only`]);
+    /// whether it does (Debezium decodes all).
+    fn keep_only(&mut self, keep: &dyn Fn(&str) -> bool) -> bool {
+        if self.debezium.is_some() {
+            return false;
+        }
+        let fields: Vec<Field> = self
+            .decode_schema
+            .fields()
+            .iter()
+            .filter(|f| keep(f.name()))
+            .map(|f| f.as_ref().clone())
+            .collect();
+        self.decode_schema = Arc::new(Schema::new(fields));
+        self.json_columns.retain(|name| keep(name));
+        self.decoder = None;
+        true
     }
 
     fn push(&mut self, record: &[u8]) -> Result<(), String> {

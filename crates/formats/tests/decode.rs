@@ -247,3 +247,33 @@ fn gzip_json_files_with_newline_framing() {
     let first = d.dropped().first.as_ref().unwrap().to_string();
     assert!(first.contains("not valid gzip data"), "{first}");
 }
+
+#[test]
+fn json_decodes_only_the_columns_asked_for_and_leaves_the_rest_null() {
+    let fields = vec![
+        SourceField::required("id", FieldType::Int64),
+        SourceField::required("name", FieldType::String),
+        SourceField::new("raw", FieldType::Json),
+    ];
+    let s = schema(Format::Json(JsonFormat::default()), fields);
+    // `name` is not text and `raw` is skipped: neither is an error when not decoded.
+    let message: &[u8] = br#"{"id": 7, "name": {"x": 1}, "raw": [1, 2]}"#;
+    assert!(decode(&s, &[message]).is_err(), "every column is decoded");
+    let mut d = BatchDecoder::new(&s).unwrap().decoding_only(|n| n == "id");
+    d.push(message).unwrap();
+    let b = d.finish().unwrap().unwrap();
+    assert_eq!(b.column(0).as_primitive::<Int64Type>().values(), &[7]);
+    assert_eq!(b.column(1).null_count(), 1);
+    assert_eq!(b.column(2).null_count(), 1);
+    let schema = d.schema();
+    assert!(!schema.field(0).is_nullable(), "a decoded column keeps its NOT NULL");
+    assert!(schema.field(1).is_nullable(), "a skipped one comes out NULL");
+    // Nothing decoded still counts the records, and a broken one is still an error.
+    let mut none = BatchDecoder::new(&s).unwrap().decoding_only(|_| false);
+    for m in [message, br#"{"id": 8}"#] {
+        none.push(m).unwrap();
+    }
+    assert_eq!(none.finish().unwrap().unwrap().num_rows(), 2);
+    none.push(b"{\"id\": ").unwrap();
+    assert!(none.finish().is_err(), "a record that is not JSON");
+}

@@ -143,7 +143,7 @@ fn metadata_column(
             let mut b = StringBuilder::with_capacity(rows, 0);
             for row in 0..rows {
                 b.append_option(match value(row) {
-                    Some(MetadataValue::Text(v)) => Some(v.clone()),
+                    Some(MetadataValue::Text(v)) => Some(v.to_string()),
                     Some(MetadataValue::Int(v)) => Some(v.to_string()),
                     Some(MetadataValue::BigInt(v)) => Some(v.to_string()),
                     Some(MetadataValue::Bytes(v)) => Some(String::from_utf8_lossy(v).into_owned()),

@@ -280,6 +280,11 @@ pub struct ConnectionTable {
 }
 
 impl ConnectionTable {
+    /// Whether its messages are changes to rows (Debezium) rather than rows appended.
+    pub fn is_updating(&self) -> bool {
+        self.schema.format.as_ref().is_some_and(|f| f.is_updating())
+    }
+
     /// A table with only its identity and role: no profile, an empty config, no columns,
     /// options or watermark, created at time 0. For tests and tools that build records by
     /// hand; DDL builds every field from the statement.

@@ -110,6 +110,10 @@ impl Connector for FileSystem {
         // A source reads the files there when the query starts, then ends.
         true
     }
+    fn splits(&self, _table: &Value) -> bool {
+        // Each file is a split: several streams read a directory's files side by side.
+        true
+    }
     fn stays_local(&self, table: &Value) -> bool {
         str_at(table, "/table_type/path").is_some_and(|p| local_path(p).is_some())
     }

@@ -23,10 +23,17 @@ pub(super) async fn test_table(probe: &mut Probe<'_>) {
     }
 }
 
-/// A reader of every file the table names (whole files or lines, as the format needs),
-/// in path order, for a query.
+/// A reader of the files the table names (whole files or lines, as the format needs),
+/// in path order, for a query: every file, or this reader's share of them when a query
+/// reads the directory in several streams (file `n` goes to stream `n % count`).
 pub(super) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
-    let files = locate(probe, usize::MAX).await?;
+    let split = probe.split;
+    let files: Vec<PathBuf> = locate(probe, usize::MAX)
+        .await?
+        .into_iter()
+        .enumerate()
+        .filter_map(|(n, f)| split.takes(n).then_some(f))
+        .collect();
     let compression = Compression::of(
         probe
             .table

@@ -522,6 +522,7 @@ fn read(
     }
     consumer.assign(&assignment)?;
     let deadline = Instant::now() + timeout;
+    let topic: Arc<str> = topic.into();
     let mut out = Vec::new();
     while out.len() < limit {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -529,7 +530,7 @@ fn read(
             break;
         }
         match consumer.poll(left.min(Duration::from_millis(200))) {
-            Some(Ok(m)) => out.extend(sampled(&m)),
+            Some(Ok(m)) => out.extend(sampled(&m, &topic)),
             Some(Err(KafkaError::PartitionEOF(_))) | None => {}
             Some(Err(e)) => return Err(e),
         }
@@ -539,13 +540,14 @@ fn read(
 
 /// A message's payload with the values METADATA FROM columns read, as the connector
 /// declares them; `None` for a message without a payload (a tombstone).
-pub(super) fn sampled(m: &impl Message) -> Option<SampledMessage> {
+pub(super) fn sampled(m: &impl Message, topic: &Arc<str>) -> Option<SampledMessage> {
     let payload = m.payload()?;
-    let mut metadata = vec![
-        ("topic", MetadataValue::Text(m.topic().to_string())),
+    let mut metadata = Vec::with_capacity(5);
+    metadata.extend([
+        ("topic", MetadataValue::Text(topic.clone())),
         ("partition", MetadataValue::Int(m.partition())),
         ("offset_id", MetadataValue::BigInt(m.offset())),
-    ];
+    ]);
     if let Some(key) = m.key() {
         metadata.push(("key", MetadataValue::Bytes(key.to_vec())));
     }

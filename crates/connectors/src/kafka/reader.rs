@@ -36,7 +36,8 @@ type Taken = Arc<Mutex<HashMap<i32, i64>>>;
 pub(crate) struct KafkaReader {
     batches: mpsc::Receiver<Result<Vec<SampledMessage>, String>>,
     pending: VecDeque<SampledMessage>,
-    taken: Taken,
+    /// What the query took, when the table names a group to commit it for.
+    taken: Option<Taken>,
 }
 
 /// Open a consumer of `partitions` of `topic` with the profile's `config` and the
@@ -74,8 +75,8 @@ pub(crate) fn open(
         assignment.add_partition_offset(topic, *p, start)?;
     }
     let (tx, rx) = mpsc::channel(CHANNEL_BATCHES);
-    let taken: Taken = Arc::default();
-    let commit = group.map(|_| (topic.to_string(), taken.clone()));
+    let taken: Option<Taken> = group.map(|_| Arc::default());
+    let commit = taken.clone().map(|t| (topic.to_string(), t));
     let topic = topic.to_string();
     std::thread::Builder::new()
         .name("kafka-reader".into())
@@ -87,7 +88,7 @@ pub(crate) fn open(
                 .fetch_metadata(Some(&topic), METADATA_TIMEOUT)
                 .and_then(|_| consumer.assign(&assignment));
             match assigned {
-                Ok(()) => consume(&consumer, &tx, commit),
+                Ok(()) => consume(&consumer, &topic.as_str().into(), &tx, commit),
                 Err(e) => {
                     let _ = tx.blocking_send(Err(e.to_string()));
                 }
@@ -104,6 +105,7 @@ pub(crate) fn open(
 /// Poll until the reader goes away; then commit what it took, when the table has a group.
 fn consume(
     consumer: &BaseConsumer,
+    topic: &Arc<str>,
     tx: &mpsc::Sender<Result<Vec<SampledMessage>, String>>,
     commit: Option<(String, Taken)>,
 ) {
@@ -117,7 +119,7 @@ fn consume(
         };
         match consumer.poll(wait) {
             Some(Ok(m)) => {
-                batch.extend(sampled(&m));
+                batch.extend(sampled(&m, topic));
                 if batch.len() < THREAD_BATCH {
                     continue;
                 }
@@ -166,7 +168,7 @@ impl SourceReader for KafkaReader {
         }
         let n = max.max(1).min(self.pending.len());
         let out: Vec<SampledMessage> = self.pending.drain(..n).collect();
-        if let Ok(mut taken) = self.taken.lock() {
+        if let Some(Ok(mut taken)) = self.taken.as_ref().map(|t| t.lock()) {
             for m in &out {
                 if let (Some(p), Some(o)) = (m.int("partition"), m.big_int("offset_id")) {
                     let next = taken.entry(p).or_insert(0);

@@ -324,7 +324,7 @@ fn qos(probe: &Probe<'_>) -> QoS {
 pub(super) fn published(p: &rumqttc::Publish) -> SampledMessage {
     SampledMessage {
         payload: p.payload.to_vec(),
-        metadata: vec![("topic", MetadataValue::Text(p.topic.clone()))],
+        metadata: vec![("topic", MetadataValue::Text(p.topic.as_str().into()))],
     }
 }
 

@@ -41,7 +41,7 @@ impl LookupReader for RedisLookup {
             out.extend(chunk.iter().zip(values).map(|(key, value)| {
                 value.map(|payload| SampledMessage {
                     payload,
-                    metadata: vec![("key", MetadataValue::Text(key.clone()))],
+                    metadata: vec![("key", MetadataValue::Text(key.as_str().into()))],
                 })
             }));
         }

@@ -30,11 +30,7 @@ impl Changelog {
     /// The changelog of `table`, whose full rows have `schema`; `None` when its format
     /// appends rows rather than changing them.
     pub(crate) fn of(table: &ConnectionTable, schema: &SchemaRef) -> Result<Option<Self>> {
-        if !table
-            .schema
-            .format
-            .as_ref()
-            .is_some_and(|f| f.is_updating())
+        if !table.is_updating()
         {
             return Ok(None);
         }

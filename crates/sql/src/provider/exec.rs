@@ -84,12 +84,7 @@ impl ConnectionScanExec {
     /// Whether the table holds changes (Debezium), whose rows are known only when the
     /// read ends.
     pub(crate) fn changelog(&self) -> bool {
-        self.spec
-            .table
-            .schema
-            .format
-            .as_ref()
-            .is_some_and(|f| f.is_updating())
+        self.spec.table.is_updating()
     }
 
     /// The most rows the scan reads, when a LIMIT was pushed into it.

@@ -9,10 +9,11 @@ use datafusion::arrow::array::{
     Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray,
 };
 use datafusion::arrow::compute::{cast, filter, filter_record_batch};
-use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::utils::collect_columns;
+use std::collections::HashSet;
 use std::sync::Arc;
 use tributary_connectors::probe::SampledMessage;
 use tributary_formats::{BatchDecoder, CHANGE_COLUMN};
@@ -61,6 +62,9 @@ pub(crate) struct Rows {
 pub(crate) struct RowAssembler {
     table: Arc<ConnectionTable>,
     shape: RowShape,
+    /// `shape.full_schema` with the columns left undecoded made nullable, since they come
+    /// out NULL before the projection drops them.
+    working_schema: SchemaRef,
     decoder: BatchDecoder,
     /// Decode message by message, to know each row's message (for its metadata, or for
     /// the caller).
@@ -89,13 +93,31 @@ impl RowAssembler {
         if let Some(format) = generated {
             schema.format = Some(format);
         }
-        let decoder = BatchDecoder::new(&schema).map_err(|e| {
+        let mut decoder = BatchDecoder::new(&schema).map_err(|e| {
             transfer.failure(
                 &table,
                 format!("its format cannot be decoded: {e}"),
                 "Check the table's format options.",
             )
         })?;
+        let mut working_schema = shape.full_schema.clone();
+        // A read decodes only what the query uses; a table of changes needs whole rows.
+        let needed = match transfer {
+            Transfer::Read if !table.is_updating() => needed_columns(&shape),
+            _ => None,
+        };
+        if let Some(needed) = needed {
+            decoder = decoder.decoding_only(|name| needed.contains(name));
+            let fields: Vec<Field> = working_schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    let nullable = f.is_nullable() || !needed.contains(f.name());
+                    f.as_ref().clone().with_nullable(nullable)
+                })
+                .collect();
+            working_schema = Arc::new(Schema::new(fields));
+        }
         let per_message =
             track_sources || table.schema.fields.iter().any(|f| f.metadata_key.is_some());
         let changelog = match transfer {
@@ -105,6 +127,7 @@ impl RowAssembler {
         Ok(Self {
             table,
             shape,
+            working_schema,
             decoder,
             per_message,
             transfer,
@@ -197,7 +220,7 @@ impl RowAssembler {
         let rows = stored.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(shape.full_schema.fields().len());
         let mut next_stored = 0;
-        for i in 0..shape.full_schema.fields().len() {
+        for i in 0..self.working_schema.fields().len() {
             match shape.virtuals.iter().find(|(at, _)| *at == i) {
                 Some((_, expr)) => columns.push(expr.evaluate(stored)?.into_array(rows)?),
                 None => {
@@ -206,7 +229,7 @@ impl RowAssembler {
                 }
             }
         }
-        let mut full = RecordBatch::try_new(shape.full_schema.clone(), columns)?;
+        let mut full = RecordBatch::try_new(self.working_schema.clone(), columns)?;
         if let Some(lateness) = &shape.lateness {
             let (on_time, watermark) = on_time(&full, lateness, self.watermark)?;
             self.watermark = watermark;
@@ -220,6 +243,25 @@ impl RowAssembler {
         }
         Ok((full, changes))
     }
+}
+
+/// The names of the columns a query needs decoded: those it reads, and those its
+/// virtual columns and watermark are computed from; `None` when it reads every column.
+fn needed_columns(shape: &RowShape) -> Option<HashSet<String>> {
+    let projection = shape.projection.as_ref()?;
+    let full = &shape.full_schema;
+    let mut needed: HashSet<String> = projection
+        .iter()
+        .map(|i| full.field(*i).name().clone())
+        .collect();
+    let computed = shape.virtuals.iter().map(|(_, e)| e);
+    for expr in computed.chain(shape.lateness.iter().map(|l| &l.watermark)) {
+        needed.extend(collect_columns(expr).iter().map(|c| c.name().to_string()));
+    }
+    if let Some(l) = &shape.lateness {
+        needed.insert(full.field(l.time).name().clone());
+    }
+    Some(needed)
 }
 
 /// The decoded rows without their `_change` column, and its values (a Debezium table's).

@@ -4,9 +4,10 @@
 //! ends with the source, at the pushed-down `LIMIT`, or at the session's preview bounds.
 //! Dropping the stream drops the reader, which closes its connections.
 //!
-//! A source split by partition (Kafka) is read in several streams, one per scan
-//! partition, each with a reader of its share of the source's partitions; the streams
-//! draw on one [`Budget`], so a `LIMIT` or `preview.max_rows` bounds their rows together.
+//! A source split by partition (Kafka partitions, a directory's files) is read in
+//! several streams, one per scan partition, each with a reader of its share of the
+//! source's partitions; the streams draw on one [`Budget`], so a `LIMIT` or
+//! `preview.max_rows` bounds their rows together.
 
 use super::catalog::SessionShared;
 use super::connect::{Opened, Transfer, connect};

@@ -137,15 +137,10 @@ impl TableProvider for ConnectionTableProvider {
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        // A source split by partition (Kafka) is read in one stream per target partition,
+        // A source split by partition (Kafka partitions, files) is read in one stream per target partition,
         // each taking its share of the source's partitions. A table of changes is read in
         // one, so that one changelog applies every change in the order they arrive.
-        let updating = self
-            .table
-            .schema
-            .format
-            .as_ref()
-            .is_some_and(|f| f.is_updating());
+        let updating = self.table.is_updating();
         let splits = !updating
             && registry()
                 .get(&self.table.connector)
@@ -157,17 +152,7 @@ impl TableProvider for ConnectionTableProvider {
         };
         // A table of changes is read to its end before its rows are known: a LIMIT
         // applies to those rows, not to the changes read.
-        let limit = if self
-            .table
-            .schema
-            .format
-            .as_ref()
-            .is_some_and(|f| f.is_updating())
-        {
-            None
-        } else {
-            limit
-        };
+        let limit = if updating { None } else { limit };
         let spec = ScanSpec {
             table: Arc::new(self.table.clone()),
             shared: self.shared.clone(),

@@ -35,7 +35,7 @@ fn write(path: &Path, text: &str) {
 }
 
 #[tokio::test]
-async fn a_directory_is_read_in_path_order_with_its_virtual_columns() {
+async fn a_directory_is_read_with_its_virtual_columns() {
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("a.json"),
@@ -56,7 +56,7 @@ async fn a_directory_is_read_in_path_order_with_its_virtual_columns() {
     );
     s.execute(&create).await.unwrap();
     assert_eq!(
-        table(&s, "SELECT * FROM people").await,
+        table(&s, "SELECT * FROM people ORDER BY id").await,
         "+----+-------+------+\n\
          | id | name  | id10 |\n\
          +----+-------+------+\n\
@@ -71,9 +71,91 @@ async fn a_directory_is_read_in_path_order_with_its_virtual_columns() {
             .await
             .contains("| 60 |")
     );
+    let first = table(&s, "SELECT name FROM people LIMIT 1").await;
+    assert_eq!(first.lines().count(), 5, "one row:\n{first}");
+    // One stream reads the files in path order.
+    s.execute("SET datafusion.execution.target_partitions = 1")
+        .await
+        .unwrap();
     assert_eq!(
         table(&s, "SELECT name FROM people LIMIT 1").await,
         "+------+\n| name |\n+------+\n| one  |\n+------+"
+    );
+}
+
+#[tokio::test]
+async fn a_directory_is_read_one_stream_per_file_under_one_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in 0..5 {
+        let lines: Vec<String> = (0..100)
+            .map(|i| format!(r#"{{"file": {f}, "n": {i}}}"#))
+            .collect();
+        write(&dir.path().join(format!("{f}.json")), &lines.join("\n"));
+    }
+    let s = session();
+    s.execute(&format!(
+        "CREATE TABLE parts (file INT NOT NULL, n INT NOT NULL) WITH (connector = 'filesystem', \
+         type = 'source', path = '{}', format = 'json')",
+        dir.path().display()
+    ))
+    .await
+    .unwrap();
+    for streams in [1, 3, 8] {
+        s.execute(&format!(
+            "SET datafusion.execution.target_partitions = {streams}"
+        ))
+        .await
+        .unwrap();
+        let plan = table(&s, "EXPLAIN SELECT n FROM parts").await;
+        assert_eq!(
+            plan.contains(&format!("partitions={streams}")),
+            streams > 1,
+            "{plan}"
+        );
+        assert!(
+            table(
+                &s,
+                "SELECT count(*) AS rows, count(DISTINCT file) AS files, sum(n) AS s FROM parts"
+            )
+            .await
+            .contains("| 500  | 5     | 24750 |"),
+            "{streams} stream(s)"
+        );
+        let some = table(&s, "SELECT n FROM parts LIMIT 7").await;
+        assert_eq!(some.lines().count(), 11, "seven rows:\n{some}");
+    }
+}
+
+#[tokio::test]
+async fn a_query_decodes_only_the_columns_it_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    // `note` holds an object where the table says text; `n` and `tag` are fine.
+    write(
+        &dir.path().join("rows.json"),
+        r#"{"n": 1, "tag": "a", "note": {"not": "text"}}"#,
+    );
+    let s = session();
+    s.execute(&format!(
+        "CREATE TABLE mixed (n BIGINT NOT NULL, tag TEXT, note TEXT NOT NULL, \
+         n2 BIGINT GENERATED ALWAYS AS (n * 2)) WITH (connector = 'filesystem', \
+         type = 'source', path = '{}', format = 'json')",
+        dir.path().display()
+    ))
+    .await
+    .unwrap();
+    assert!(
+        error(&s, "SELECT * FROM mixed").await.contains("does not decode"),
+        "the bad column is read"
+    );
+    // The virtual column's input is decoded though the query does not name it.
+    assert_eq!(
+        table(&s, "SELECT tag, n2 FROM mixed").await,
+        "+-----+----+\n| tag | n2 |\n+-----+----+\n| a   | 2  |\n+-----+----+"
+    );
+    assert!(
+        table(&s, "SELECT count(*) AS c FROM mixed")
+            .await
+            .contains("| 1 |")
     );
 }
 
