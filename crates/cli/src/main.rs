@@ -5,6 +5,8 @@
 
 mod args;
 mod executor;
+mod line_helper;
+mod meta;
 mod output;
 mod remote;
 mod render;

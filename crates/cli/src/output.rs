@@ -1,16 +1,28 @@
-//! Writing to stdout and stderr without panicking: a reader that went away (`tributary
-//! run ... | head -1`) ends the output quietly, and a closed stderr is ignored.
+//! Writing to stdout (or the file `\o` names) and stderr without panicking: a reader
+//! that went away (`tributary run ... | head -1`) ends the output quietly, and a closed
+//! stderr is ignored.
 
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
-/// Standard output, line by line, flushed after each piece so that what was printed is
-/// what has happened.
-#[derive(Debug, Default)]
+/// Standard output (or a file), line by line, flushed after each piece so that what was
+/// printed is what has happened.
+#[derive(Debug, Default, Clone)]
 pub struct Stdout {
     closed: bool,
+    /// The file results go to instead (`\o FILE`).
+    file: Option<Arc<Mutex<std::fs::File>>>,
 }
 
 impl Stdout {
+    /// Output to `file` rather than standard output.
+    pub fn to_file(file: std::fs::File) -> Self {
+        Self {
+            closed: false,
+            file: Some(Arc::new(Mutex::new(file))),
+        }
+    }
+
     /// Print `text` and a newline; `false` once the reader has gone.
     pub fn line(&mut self, text: &str) -> bool {
         self.write(&format!("{text}\n"))
@@ -21,8 +33,16 @@ impl Stdout {
         if self.closed {
             return false;
         }
-        let mut out = std::io::stdout().lock();
-        let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        let written = match &self.file {
+            Some(file) => match file.lock() {
+                Ok(mut f) => f.write_all(text.as_bytes()).and_then(|()| f.flush()),
+                Err(_) => Err(std::io::Error::other("the output file's lock is poisoned")),
+            },
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes()).and_then(|()| out.flush())
+            }
+        };
         if let Err(e) = written {
             self.closed = true;
             // Any other failure to write is reported once; a closed pipe is not an error.

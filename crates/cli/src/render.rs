@@ -5,6 +5,7 @@
 use crate::args::OutputFormat;
 use crate::output::{Stdout, err_line};
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use tributary_sql::Output;
 use tributary_sql::render::SourceText;
@@ -15,6 +16,8 @@ use tributary_types::Diagnostic;
 pub struct Renderer<'a> {
     format: OutputFormat,
     source: SourceText<'a>,
+    /// Tables print as records (`\x`).
+    expanded: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -23,7 +26,14 @@ impl<'a> Renderer<'a> {
         Self {
             format,
             source: SourceText::new(name, text),
+            expanded: false,
         }
+    }
+
+    /// The same renderer, printing tables as records when `on` (`\x`).
+    pub fn expanded(mut self, on: bool) -> Self {
+        self.expanded = on && self.format == OutputFormat::Table;
+        self
     }
 
     /// Print one statement's output; `false` once stdout's reader has gone.
@@ -35,6 +45,7 @@ impl<'a> Renderer<'a> {
             },
             // Printed as they arrived (`stream_print`).
             Output::Streamed { .. } => !out.closed(),
+            Output::Rows { batches, .. } if self.expanded => out.line(&expanded(batches, 0)),
             Output::Rows { batches, schema } => {
                 let batches: Vec<RecordBatch> = if batches.is_empty() {
                     vec![RecordBatch::new_empty(schema.clone())]
@@ -92,4 +103,55 @@ pub fn format_batches(format: OutputFormat, batches: &[RecordBatch]) -> Result<S
                 .map_err(|e| e.to_string())
         }
     }
+}
+
+/// Each row's cells as text, as the table printer shows them (NULL as nothing).
+pub(crate) fn cells(batch: &RecordBatch) -> Vec<Vec<String>> {
+    let options = FormatOptions::default().with_display_error(true);
+    let formatters: Vec<Option<ArrayFormatter>> = batch
+        .columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).ok())
+        .collect();
+    (0..batch.num_rows())
+        .map(|row| {
+            formatters
+                .iter()
+                .map(|f| {
+                    f.as_ref()
+                        .map(|f| f.value(row).to_string())
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Rows as psql's expanded display (`\x`): a `-[ RECORD n ]-` rule per row (numbered
+/// from `first + 1`), then one `column | value` line per column.
+pub fn expanded(batches: &[RecordBatch], first: u64) -> String {
+    let mut out = Vec::new();
+    let mut n = first;
+    for batch in batches {
+        let schema = batch.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        for row in cells(batch) {
+            n += 1;
+            out.push(format!(
+                "-[ RECORD {n} ]{}",
+                "-".repeat(width.saturating_sub(8))
+            ));
+            for (name, value) in names.iter().zip(row) {
+                let pad = width.saturating_sub(name.chars().count());
+                // A value's own line breaks stay inside its cell.
+                let value = value.replace('\n', &format!("\n{} | ", " ".repeat(width)));
+                out.push(format!("{name}{} | {value}", " ".repeat(pad)));
+            }
+        }
+    }
+    if out.is_empty() {
+        return "(0 rows)".into();
+    }
+    out.join("\n")
 }

@@ -1,44 +1,36 @@
-//! `tributary repl`: an interactive shell with history kept across runs (owner-only, as it
-//! holds statements with their secrets) and statements that may span lines until a `;`.
+//! `tributary repl`: an interactive shell. Statements may span lines until a `;`; Tab
+//! completes keywords, names, option keys and values from the catalog and the connector
+//! registry, with a dimmed hint beside the cursor; backslash commands (`\?` lists them)
+//! list and describe things, time statements, switch to expanded display, send results
+//! to a file, run a file and edit the statement in `$EDITOR`. History is kept across
+//! runs, owner-only, as it holds statements with their secrets.
 
 use crate::args::Cli;
 use crate::executor::Executor;
+use crate::line_helper::LineHelper;
+use crate::meta::{self, Meta};
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
 use crate::stream_print::RowPrinter;
-use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{CompletionType, Config, Editor};
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tributary_sql::complete::{BackgroundLiveNames, Completer};
 use tributary_sql::{Mode, Output, TestEvent};
 
-const HELP: &str = "Enter SQL statements ending with ';'. Statements: CREATE/ALTER/DROP CONNECTION PROFILE, CREATE/DROP TABLE, SHOW TABLES, SHOW CONNECTION PROFILES, SHOW CONNECTORS, DESCRIBE [CONNECTOR|CONNECTION PROFILE] name, SHOW CREATE TABLE name, EXPLAIN SELECT ...\nCommands: \\q quits, \\h (or \\?) shows this help, \\c clears the current input.";
-
-/// What a line starting with a backslash asks for.
-enum Meta {
-    Quit,
-    Help,
-    Clear,
-    Unknown,
-}
-
-fn meta(line: &str) -> Option<Meta> {
-    let word = line.split_whitespace().next()?;
-    if !word.starts_with('\\') {
-        return match word {
-            "quit" | "exit" if line.split_whitespace().count() == 1 => Some(Meta::Quit),
-            "help" if line.split_whitespace().count() == 1 => Some(Meta::Help),
-            _ => None,
-        };
-    }
-    Some(match word {
-        "\\q" => Meta::Quit,
-        "\\h" | "\\?" => Meta::Help,
-        "\\c" => Meta::Clear,
-        _ => Meta::Unknown,
-    })
+/// The shell's settings and where its results go.
+struct Shell<'a> {
+    cli: &'a Cli,
+    executor: Executor,
+    rows: RowPrinter,
+    out: Stdout,
+    timing: bool,
+    expanded: bool,
 }
 
 /// Run the shell until end of input or `\q`.
@@ -61,13 +53,21 @@ pub async fn run(cli: &Cli) -> u8 {
             ));
         }));
     }
-    let mut editor = match DefaultEditor::new() {
+    let pending = Arc::new(Mutex::new(String::new()));
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let helper = LineHelper::new(completer(&executor), pending.clone(), colour);
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .auto_add_history(false)
+        .build();
+    let mut editor = match Editor::<LineHelper, DefaultHistory>::with_config(config) {
         Ok(e) => e,
         Err(e) => {
             err_line(&format!("error: cannot start the line editor: {e}"));
             return 2;
         }
     };
+    editor.set_helper(Some(helper));
     let history = dirs::data_dir().map(|d| d.join("tributary").join("history"));
     if let Some(h) = &history {
         // A first run has no history file yet; anything else is worth saying.
@@ -80,103 +80,79 @@ pub async fn run(cli: &Cli) -> u8 {
             ));
         }
     }
-    let mut out = Stdout::default();
-    let rows = RowPrinter::new(cli.format);
-    out.line(&format!(
-        "Tributary {} — \\h for help, \\q to quit.",
+    let mut shell = Shell {
+        cli,
+        executor,
+        rows: RowPrinter::new(cli.format),
+        out: Stdout::default(),
+        timing: false,
+        expanded: false,
+    };
+    shell.out.line(&format!(
+        "Tributary {} — \\? for help, \\q to quit.",
         env!("CARGO_PKG_VERSION")
     ));
     let mut buffer = String::new();
+    let mut last = String::new();
     loop {
+        set(&pending, &buffer);
         let prompt = if buffer.is_empty() {
             "tributary> "
         } else {
             "        -> "
         };
-        match editor.readline(prompt) {
-            Ok(line) => {
-                let trimmed = line.trim();
-                match meta(trimmed) {
-                    Some(Meta::Quit) if buffer.is_empty() => break,
-                    Some(Meta::Help) if buffer.is_empty() => {
-                        out.line(HELP);
-                        continue;
-                    }
-                    Some(Meta::Clear) => {
-                        buffer.clear();
-                        continue;
-                    }
-                    Some(Meta::Unknown) => {
-                        let word = trimmed.split_whitespace().next().unwrap_or(trimmed);
-                        err_line(&format!(
-                            "error: unknown command '{}'; \\h lists the commands",
-                            tributary_types::limits::shorten(word)
-                        ));
-                        continue;
-                    }
-                    _ => {}
-                }
-                if buffer.is_empty() && trimmed.is_empty() {
-                    continue;
-                }
-                if !buffer.is_empty() {
-                    buffer.push('\n');
-                }
-                buffer.push_str(&line);
-                if !trimmed.ends_with(';') {
-                    continue;
-                }
-                let _ = editor.add_history_entry(buffer.as_str());
-                let text = std::mem::take(&mut buffer);
-                let renderer = Renderer::new(cli.format, "<repl>", &text);
-                // Ctrl-C cancels the statement running (a query streaming rows, a
-                // connection test): its future is dropped, which closes its
-                // connections, and a statement stores nothing until it has succeeded.
-                let ran = executor.run_script_with(&text, Mode::Run, &rows, |outcome| {
-                    match &outcome {
-                        Ok(r) => {
-                            if let Output::Streamed { .. } = r.output {
-                                rows.finish();
-                            }
-                            renderer.diagnostics(&r.warnings);
-                            if !renderer.output(&mut out, &r.output) {
-                                return ControlFlow::Break(());
-                            }
-                        }
-                        Err(e) => {
-                            rows.finish();
-                            renderer.diagnostics(&e.diagnostics);
-                        }
-                    }
-                    ControlFlow::Continue(())
-                });
-                tokio::select! {
-                    r = ran => {
-                        if let Err(e) = r {
-                            err_line(&format!("error: {e}"));
-                        }
-                    }
-                    _ = tokio::signal::ctrl_c() => {
-                        let printed = rows.finish();
-                        if printed > 0 {
-                            err_line(&format!("cancelled: the query was stopped after {printed} rows; statements after it did not run"));
-                        } else {
-                            err_line("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
-                        }
-                    }
-                }
-                if out.closed() || rows.closed() {
-                    break;
-                }
-            }
+        let line = match editor.readline(prompt) {
+            Ok(line) => line,
             Err(ReadlineError::Interrupted) => {
                 buffer.clear();
+                continue;
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
                 err_line(&format!("error: {e}"));
                 break;
             }
+        };
+        let trimmed = line.trim();
+        if let Some(command) = meta::parse(trimmed) {
+            let _ = editor.add_history_entry(trimmed);
+            match command {
+                Meta::Quit => break,
+                Meta::Clear => buffer.clear(),
+                Meta::Edit => {
+                    let start = if buffer.is_empty() { &last } else { &buffer };
+                    match edit(start) {
+                        Ok(text) => {
+                            shell.out.line(text.trim_end());
+                            buffer = text.trim_end().to_string();
+                            if buffer.ends_with(';') {
+                                let _ = editor.add_history_entry(buffer.as_str());
+                                last = std::mem::take(&mut buffer);
+                                shell.execute(&last, "<repl>").await;
+                            }
+                        }
+                        Err(e) => err_line(&format!("error: {e}")),
+                    }
+                }
+                other => shell.command(other).await,
+            }
+        } else {
+            if buffer.is_empty() && trimmed.is_empty() {
+                continue;
+            }
+            if !buffer.is_empty() {
+                buffer.push('\n');
+            }
+            buffer.push_str(&line);
+            if !trimmed.ends_with(';') {
+                continue;
+            }
+            let _ = editor.add_history_entry(buffer.as_str());
+            last = std::mem::take(&mut buffer);
+            shell.execute(&last, "<repl>").await;
+        }
+        if shell.out.closed() || shell.rows.closed() {
+            break;
         }
     }
     if let Some(h) = &history
@@ -190,8 +166,203 @@ pub async fn run(cli: &Cli) -> u8 {
     0
 }
 
+fn set(pending: &Mutex<String>, buffer: &str) {
+    if let Ok(mut p) = pending.lock() {
+        p.clear();
+        p.push_str(buffer);
+    }
+}
+
+/// Completion over the local catalog, with live names looked up in the background; over
+/// a server, keywords, options and values from the registry (no names).
+fn completer(executor: &Executor) -> Option<Completer> {
+    match executor {
+        Executor::Local(session) => {
+            let store = session.store().clone();
+            let completer = Completer::new(store.clone());
+            Some(match BackgroundLiveNames::start(store) {
+                Ok(live) => completer.with_live_names(live.as_live_names()),
+                Err(_) => completer,
+            })
+        }
+        Executor::Remote(_) => Some(Completer::new(Arc::new(
+            tributary_catalog::OverlayStore::in_memory(),
+        ))),
+    }
+}
+
+impl Shell<'_> {
+    /// Run a backslash command other than quitting, clearing and editing.
+    async fn command(&mut self, command: Meta) {
+        match command {
+            Meta::ListCommands => {
+                self.out.line(&meta::command_list());
+            }
+            Meta::Help(name) => match meta::statement_help(name.as_deref()) {
+                Ok(text) => {
+                    self.out.line(&text);
+                }
+                Err(e) => err_line(&format!("error: {e}")),
+            },
+            Meta::Sql(sql) => self.execute(&format!("{sql};"), "<command>").await,
+            Meta::Describe(name) => {
+                let sql = self.describe(&name);
+                self.execute(&sql, "<command>").await;
+            }
+            Meta::Timing(t) => {
+                self.timing = t.apply(self.timing);
+                self.out
+                    .line(&format!("Timing is {}.", on_off(self.timing)));
+            }
+            Meta::Expanded(t) => {
+                self.expanded = t.apply(self.expanded);
+                self.rows.set_expanded(self.expanded);
+                self.out
+                    .line(&format!("Expanded display is {}.", on_off(self.expanded)));
+            }
+            Meta::Output(None) => {
+                self.out = Stdout::default();
+                self.rows.redirect(Stdout::default());
+            }
+            Meta::Output(Some(path)) => match std::fs::File::create(&path) {
+                Ok(file) => {
+                    self.out = Stdout::to_file(file);
+                    self.rows.redirect(self.out.clone());
+                }
+                Err(e) => err_line(&format!("error: cannot write '{path}': {e}")),
+            },
+            Meta::Include(path) => match std::fs::read_to_string(&path) {
+                Ok(text) => self.execute(&text, &path).await,
+                Err(e) => err_line(&format!("error: cannot read '{path}': {e}")),
+            },
+            Meta::Bad(message) => err_line(&format!("error: {message}")),
+            Meta::Quit | Meta::Clear | Meta::Edit => {}
+        }
+    }
+
+    /// `\d name`: the table of that name, or else the profile; a server is asked for
+    /// the table.
+    fn describe(&self, name: &str) -> String {
+        if let Executor::Local(session) = &self.executor {
+            let bare = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+                Some(quoted) => quoted.replace("\"\"", "\""),
+                None => name.to_lowercase(),
+            };
+            let store = session.store();
+            let is_table = store.table_by_name(&bare).ok().flatten().is_some();
+            let is_profile = store.profile_by_name(&bare).ok().flatten().is_some();
+            if !is_table && is_profile {
+                return format!("DESCRIBE CONNECTION PROFILE {name};");
+            }
+        }
+        format!("DESCRIBE {name};")
+    }
+
+    /// Run `text` (named `name` in diagnostics), printing each statement's result as it
+    /// completes, a row count under result sets and, with `\timing`, the time taken.
+    /// Ctrl-C cancels the statement running: its future is dropped, which closes its
+    /// connections, and a statement stores nothing until it has succeeded.
+    async fn execute(&mut self, text: &str, name: &str) {
+        let renderer = Renderer::new(self.cli.format, name, text).expanded(self.expanded);
+        let table = self.cli.format == crate::args::OutputFormat::Table && !self.expanded;
+        let began = Instant::now();
+        let (rows, out, timing) = (&self.rows, &mut self.out, self.timing);
+        let ran = self
+            .executor
+            .run_script_with(text, Mode::Run, rows, |outcome| {
+                match &outcome {
+                    Ok(r) => {
+                        if let Output::Streamed { .. } = r.output {
+                            rows.finish();
+                        }
+                        renderer.diagnostics(&r.warnings);
+                        if !renderer.output(out, &r.output) {
+                            return ControlFlow::Break(());
+                        }
+                        if let Output::Rows { batches, .. } = &r.output
+                            && table
+                        {
+                            let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+                            out.line(&row_count(n));
+                        }
+                    }
+                    Err(e) => {
+                        rows.finish();
+                        renderer.diagnostics(&e.diagnostics);
+                    }
+                }
+                if timing {
+                    out.line(&format!(
+                        "Time: {:.3} ms",
+                        began.elapsed().as_secs_f64() * 1e3
+                    ));
+                }
+                ControlFlow::Continue(())
+            });
+        tokio::select! {
+            r = ran => {
+                if let Err(e) = r {
+                    err_line(&format!("error: {e}"));
+                }
+            }
+            _ = tokio::signal::ctrl_c() => {
+                let printed = rows.finish();
+                if printed > 0 {
+                    err_line(&format!("cancelled: the query was stopped after {printed} rows; statements after it did not run"));
+                } else {
+                    err_line("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
+                }
+            }
+        }
+    }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+/// psql's footer: `(1 row)`, `(3 rows)`.
+fn row_count(n: usize) -> String {
+    if n == 1 {
+        "(1 row)".into()
+    } else {
+        format!("({n} rows)")
+    }
+}
+
+/// Edit `text` in `$VISUAL`, `$EDITOR` or `vi`, in an owner-only temporary file; the
+/// text as saved.
+fn edit(text: &str) -> Result<String, String> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let mut words = editor.split_whitespace();
+    let program = words.next().ok_or("$EDITOR is empty")?;
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!("tributary-edit-{}.sql", std::process::id()));
+    std::fs::write(&path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+    let status = std::process::Command::new(program)
+        .args(words)
+        .arg(&path)
+        .status();
+    let read = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    match status {
+        Ok(s) if s.success() => read.map_err(|e| format!("cannot read the edited text: {e}")),
+        Ok(s) => Err(format!(
+            "the editor '{program}' exited with {s}; nothing changed"
+        )),
+        Err(e) => Err(format!(
+            "cannot start the editor '{program}': {e}; set $EDITOR"
+        )),
+    }
+}
+
 /// Save the history owner-only: it holds statements as typed, secrets included.
-fn save_history(editor: &mut DefaultEditor, path: &Path) -> Result<(), String> {
+fn save_history(
+    editor: &mut Editor<LineHelper, DefaultHistory>,
+    path: &Path,
+) -> Result<(), String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         set_mode(dir, 0o700).map_err(|e| e.to_string())?;

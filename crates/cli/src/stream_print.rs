@@ -7,10 +7,9 @@
 
 use crate::args::OutputFormat;
 use crate::output::{Stdout, err_line};
-use crate::render::format_batches;
+use crate::render::{cells, expanded, format_batches};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::sync::Mutex;
@@ -46,6 +45,9 @@ struct Printing {
     /// Rows printed while streaming (JSON puts a comma before all but the first).
     printed: u64,
     count_shown: bool,
+    /// Tables print each row as a record of `column | value` lines (`\x`), as it
+    /// arrives.
+    expanded: bool,
 }
 
 impl RowPrinter {
@@ -66,7 +68,11 @@ impl RowPrinter {
         };
         let rows = p.rows;
         p.clear_count();
-        if p.streaming {
+        if p.expanded {
+            if p.schema.take().is_some() && rows == 0 {
+                p.out.line("(0 rows)");
+            }
+        } else if p.streaming {
             self.close(&mut p);
         } else if let Some(schema) = p.schema.take() {
             let held = std::mem::take(&mut p.held);
@@ -84,9 +90,24 @@ impl RowPrinter {
         }
         *p = Printing {
             out: std::mem::take(&mut p.out),
+            expanded: p.expanded,
             ..Printing::default()
         };
         rows
+    }
+
+    /// Print tables as records (`\x`) from the next result on.
+    pub fn set_expanded(&self, on: bool) {
+        if let Ok(mut p) = self.state.lock() {
+            p.expanded = on && self.format == OutputFormat::Table;
+        }
+    }
+
+    /// Send results to `out` from the next one on (`\o`).
+    pub fn redirect(&self, out: Stdout) {
+        if let Ok(mut p) = self.state.lock() {
+            p.out = out;
+        }
     }
 
     /// Whether standard output's reader has gone.
@@ -210,8 +231,14 @@ impl RowSink for RowPrinter {
         let Ok(mut p) = self.state.lock() else {
             return ControlFlow::Break(());
         };
+        let first = p.rows;
         p.rows += batch.num_rows() as u64;
-        if p.streaming {
+        if p.expanded {
+            // Records are independent: each is printed as it arrives.
+            if batch.num_rows() > 0 {
+                p.out.line(&expanded(std::slice::from_ref(&batch), first));
+            }
+        } else if p.streaming {
             self.print(&mut p, &batch);
         } else {
             p.held.push(batch);
@@ -264,28 +291,6 @@ impl Printing {
             self.count_shown = false;
         }
     }
-}
-
-/// Each row's cells as text, as the table printer shows them (NULL as nothing).
-fn cells(batch: &RecordBatch) -> Vec<Vec<String>> {
-    let options = FormatOptions::default().with_display_error(true);
-    let formatters: Vec<Option<ArrayFormatter>> = batch
-        .columns()
-        .iter()
-        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).ok())
-        .collect();
-    (0..batch.num_rows())
-        .map(|row| {
-            formatters
-                .iter()
-                .map(|f| {
-                    f.as_ref()
-                        .map(|f| f.value(row).to_string())
-                        .unwrap_or_default()
-                })
-                .collect()
-        })
-        .collect()
 }
 
 fn rule(widths: &[usize]) -> String {

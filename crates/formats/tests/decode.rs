@@ -266,8 +266,14 @@ fn json_decodes_only_the_columns_asked_for_and_leaves_the_rest_null() {
     assert_eq!(b.column(1).null_count(), 1);
     assert_eq!(b.column(2).null_count(), 1);
     let schema = d.schema();
-    assert!(!schema.field(0).is_nullable(), "a decoded column keeps its NOT NULL");
-    assert!(schema.field(1).is_nullable(), "a skipped one comes out NULL");
+    assert!(
+        !schema.field(0).is_nullable(),
+        "a decoded column keeps its NOT NULL"
+    );
+    assert!(
+        schema.field(1).is_nullable(),
+        "a skipped one comes out NULL"
+    );
     // Nothing decoded still counts the records, and a broken one is still an error.
     let mut none = BatchDecoder::new(&s).unwrap().decoding_only(|_| false);
     for m in [message, br#"{"id": 8}"#] {

@@ -15,10 +15,12 @@
 //! ```
 
 pub mod api;
+pub mod complete;
 mod ddl;
 mod deep;
 pub mod describe;
 pub mod errors;
+pub mod help;
 mod mask;
 pub mod parser;
 pub mod preview;

@@ -30,8 +30,7 @@ impl Changelog {
     /// The changelog of `table`, whose full rows have `schema`; `None` when its format
     /// appends rows rather than changing them.
     pub(crate) fn of(table: &ConnectionTable, schema: &SchemaRef) -> Result<Option<Self>> {
-        if !table.is_updating()
-        {
+        if !table.is_updating() {
             return Ok(None);
         }
         let key_columns: Vec<usize> = schema

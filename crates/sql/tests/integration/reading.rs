@@ -144,7 +144,9 @@ async fn a_query_decodes_only_the_columns_it_uses() {
     .await
     .unwrap();
     assert!(
-        error(&s, "SELECT * FROM mixed").await.contains("does not decode"),
+        error(&s, "SELECT * FROM mixed")
+            .await
+            .contains("does not decode"),
         "the bad column is read"
     );
     // The virtual column's input is decoded though the query does not name it.
