@@ -143,6 +143,8 @@ pub fn parse(line: &str) -> Option<Meta> {
         "\\q" => none(Meta::Quit),
         "\\?" => none(Meta::ListCommands),
         "\\h" | "\\help" => Meta::Help(arg),
+        // psql's `\dt` lists tables too.
+        "\\dt" => none(Meta::Sql("SHOW TABLES".into())),
         "\\d" => match arg {
             Some(name) => Meta::Describe(name),
             None => Meta::Sql("SHOW TABLES".into()),

@@ -11,7 +11,7 @@ use crate::line_helper::LineHelper;
 use crate::meta::{self, Meta};
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
-use crate::stream_print::RowPrinter;
+use crate::stream_print::{RowPrinter, row_count};
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
@@ -88,6 +88,7 @@ pub async fn run(cli: &Cli) -> u8 {
         timing: false,
         expanded: false,
     };
+    shell.rows.set_footer(true);
     shell.out.line(&format!(
         "Tributary {} — \\? for help, \\q to quit.",
         env!("CARGO_PKG_VERSION")
@@ -283,7 +284,7 @@ impl Shell<'_> {
                             && table
                         {
                             let n: usize = batches.iter().map(|b| b.num_rows()).sum();
-                            out.line(&row_count(n));
+                            out.line(&row_count(n as u64));
                         }
                     }
                     Err(e) => {
@@ -319,15 +320,6 @@ impl Shell<'_> {
 
 fn on_off(on: bool) -> &'static str {
     if on { "on" } else { "off" }
-}
-
-/// psql's footer: `(1 row)`, `(3 rows)`.
-fn row_count(n: usize) -> String {
-    if n == 1 {
-        "(1 row)".into()
-    } else {
-        format!("({n} rows)")
-    }
 }
 
 /// Edit `text` in `$VISUAL`, `$EDITOR` or `vi`, in an owner-only temporary file; the

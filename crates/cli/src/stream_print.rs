@@ -28,6 +28,9 @@ pub struct RowPrinter {
     format: OutputFormat,
     /// Whether a running count is shown on standard error.
     counting: bool,
+    /// Whether tables end with psql's `(N rows)` on the output (the shell), rather
+    /// than a streamed one's count on standard error.
+    footer: std::sync::atomic::AtomicBool,
     state: Mutex<Printing>,
 }
 
@@ -56,8 +59,18 @@ impl RowPrinter {
         Self {
             format,
             counting: std::io::stderr().is_terminal(),
+            footer: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(Printing::default()),
         }
+    }
+
+    /// End every table with psql's `(N rows)` on the output.
+    pub fn set_footer(&self, on: bool) {
+        self.footer.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn footer(&self) -> bool {
+        self.footer.load(std::sync::atomic::Ordering::Relaxed) && self.format == OutputFormat::Table
     }
 
     /// The query's rows ended (or it was stopped): print what is held, or close what
@@ -83,7 +96,9 @@ impl RowPrinter {
             };
             match format_batches(self.format, &batches) {
                 Ok(text) => {
-                    p.out.line(&text);
+                    if p.out.line(&text) && self.footer() {
+                        p.out.line(&row_count(rows));
+                    }
                 }
                 Err(e) => err_line(&format!("error: cannot print the result: {e}")),
             }
@@ -201,7 +216,12 @@ impl RowPrinter {
                 let rule = rule(&p.widths);
                 // The row count follows a streamed table, unless its reader has gone.
                 if p.out.line(&rule) {
-                    err_line(&format!("({} rows)", p.rows));
+                    if self.footer() {
+                        let count = row_count(p.rows);
+                        p.out.line(&count);
+                    } else {
+                        err_line(&format!("({} rows)", p.rows));
+                    }
                 }
             }
             OutputFormat::Json => {
@@ -290,6 +310,15 @@ impl Printing {
             let _ = err.flush();
             self.count_shown = false;
         }
+    }
+}
+
+/// psql's footer: `(1 row)`, `(3 rows)`.
+pub fn row_count(n: u64) -> String {
+    if n == 1 {
+        "(1 row)".into()
+    } else {
+        format!("({n} rows)")
     }
 }
 

@@ -254,7 +254,7 @@ fn unknown_repl_commands_get_a_short_error() {
         .stdin
         .take()
         .unwrap()
-        .write_all(b"\\x\n\\dt foo\nSHOW TABLES;\n\\q\n")
+        .write_all(b"\\zz\n\\dq foo\nSHOW TABLES;\n\\q\n")
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let err = text(&out.stderr);
@@ -264,8 +264,8 @@ fn unknown_repl_commands_get_a_short_error() {
             .filter(|l| l.starts_with("error: unknown command"))
             .collect::<Vec<_>>(),
         vec![
-            "error: unknown command '\\x'; \\h lists the commands",
-            "error: unknown command '\\dt'; \\h lists the commands"
+            "error: unknown command '\\zz'; \\? lists the commands",
+            "error: unknown command '\\dq'; \\? lists the commands"
         ],
         "{err}"
     );
