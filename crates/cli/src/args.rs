@@ -39,9 +39,43 @@ pub struct Cli {
     )]
     pub token: Vec<String>,
 
-    /// What to do.
+    /// Print results and errors only: no status lines, warnings, progress or banner.
+    #[arg(short = 'q', long, global = true)]
+    pub quiet: bool,
+
+    /// When to colour errors, warnings, carets, hints and table headers (NO_COLOR, when
+    /// set, means never for auto).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// What to do; without one, the shell at a terminal, else a script read from
+    /// standard input (as psql does).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// At a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether output to a stream that `is_terminal` is coloured.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
 }
 
 /// Result formats.
@@ -67,6 +101,12 @@ pub enum Command {
     Repl,
     /// Serve the REST API (Arroyo-compatible) over the catalog.
     Serve(ServeArgs),
+    /// Print a shell completion script: `tributary completions bash > ~/.local/share/bash-completion/completions/tributary`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `tributary serve`.
@@ -109,6 +149,16 @@ pub struct Input {
     /// SQL given on the command line.
     #[arg(short = 'c', long = "command", value_name = "SQL")]
     pub command: Option<String>,
+}
+
+impl Input {
+    /// A script read from standard input.
+    pub fn stdin() -> Self {
+        Self {
+            file: None,
+            command: None,
+        }
+    }
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {

@@ -4,6 +4,7 @@
 //! usage or I/O errors (including a catalog that cannot be opened).
 
 mod args;
+mod colour;
 mod executor;
 mod line_helper;
 mod meta;
@@ -24,6 +25,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use args::{Cli, Command};
 use clap::Parser;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -34,8 +36,16 @@ fn main() -> ExitCode {
     // Statements run one after another, so one thread serves them; idle worker threads
     // of a multi-threaded runtime cost about 0.1 ms of wake-ups per DDL statement here.
     // A server serves many clients at once: it gets a worker per core.
+    if let Some(Command::Completions { shell }) = &cli.command {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        // Into memory first: clap_complete panics when its writer fails (`| head`).
+        let mut script = Vec::new();
+        clap_complete::generate(*shell, &mut command, "tributary", &mut script);
+        output::Stdout::default().write(&String::from_utf8_lossy(&script));
+        return ExitCode::SUCCESS;
+    }
     let runtime = match &cli.command {
-        Command::Serve(_) => tokio::runtime::Builder::new_multi_thread(),
+        Some(Command::Serve(_)) => tokio::runtime::Builder::new_multi_thread(),
         _ => tokio::runtime::Builder::new_current_thread(),
     }
     .enable_all()
@@ -49,15 +59,21 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async {
         match &cli.command {
-            Command::Run(input) => script::run(&cli, input, tributary_sql::Mode::Run).await,
-            Command::Check(input) => script::run(&cli, input, tributary_sql::Mode::Check).await,
-            Command::Repl => repl::run(&cli).await,
-            Command::Serve(args) if cli.server.is_some() => {
+            Some(Command::Run(input)) => script::run(&cli, input, tributary_sql::Mode::Run).await,
+            Some(Command::Check(input)) => {
+                script::run(&cli, input, tributary_sql::Mode::Check).await
+            }
+            Some(Command::Repl) => repl::run(&cli).await,
+            // As psql: the shell at a terminal, a script from a pipe or file.
+            None if std::io::stdin().is_terminal() => repl::run(&cli).await,
+            None => script::run(&cli, &args::Input::stdin(), tributary_sql::Mode::Run).await,
+            Some(Command::Serve(args)) if cli.server.is_some() => {
                 let _ = args;
                 output::err_line("error: --server sends statements to a server; `serve` runs one");
                 2
             }
-            Command::Serve(args) => serve::run(&cli, args).await,
+            Some(Command::Serve(args)) => serve::run(&cli, args).await,
+            Some(Command::Completions { .. }) => 0,
         }
     });
     ExitCode::from(code)

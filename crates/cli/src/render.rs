@@ -18,6 +18,12 @@ pub struct Renderer<'a> {
     source: SourceText<'a>,
     /// Tables print as records (`\x`).
     expanded: bool,
+    /// Table headers in bold (stdout is a terminal that takes colour).
+    colour_out: bool,
+    /// Diagnostics coloured (stderr is).
+    colour_err: bool,
+    /// Status lines and warnings are not printed (`--quiet`).
+    quiet: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -27,7 +33,19 @@ impl<'a> Renderer<'a> {
             format,
             source: SourceText::new(name, text),
             expanded: false,
+            colour_out: false,
+            colour_err: false,
+            quiet: false,
         }
+    }
+
+    /// The same renderer, coloured and quiet as `cli` asks.
+    pub fn styled(mut self, cli: &crate::args::Cli) -> Self {
+        use std::io::IsTerminal;
+        self.colour_out = cli.color.enabled(std::io::stdout().is_terminal());
+        self.colour_err = cli.color.enabled(std::io::stderr().is_terminal());
+        self.quiet = cli.quiet;
+        self
     }
 
     /// The same renderer, printing tables as records when `on` (`\x`).
@@ -39,6 +57,7 @@ impl<'a> Renderer<'a> {
     /// Print one statement's output; `false` once stdout's reader has gone.
     pub fn output(&self, out: &mut Stdout, output: &Output) -> bool {
         match output {
+            Output::Done(_) if self.quiet => !out.closed(),
             Output::Done(tag) => match self.format {
                 OutputFormat::Json => out.line(&serde_json::json!({ "status": tag }).to_string()),
                 _ => out.line(tag),
@@ -53,6 +72,9 @@ impl<'a> Renderer<'a> {
                     batches.clone()
                 };
                 match format_batches(self.format, &batches) {
+                    Ok(text) if self.colour_out && self.format == OutputFormat::Table => {
+                        out.line(&crate::colour::table(&text))
+                    }
                     Ok(text) => out.line(&text),
                     Err(e) => {
                         err_line(&format!("error: cannot print the result: {e}"));
@@ -66,7 +88,15 @@ impl<'a> Renderer<'a> {
     /// Print diagnostics to stderr.
     pub fn diagnostics(&self, diags: &[Diagnostic]) {
         for d in diags {
-            err_line(&self.source.render(d));
+            if self.quiet && d.severity != tributary_types::Severity::Error {
+                continue;
+            }
+            let text = self.source.render(d);
+            if self.colour_err {
+                err_line(&crate::colour::diagnostic(&text));
+            } else {
+                err_line(&text);
+            }
         }
     }
 }

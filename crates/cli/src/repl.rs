@@ -45,6 +45,7 @@ pub async fn run(cli: &Cli) -> u8 {
     // Connection tests can take seconds; at a terminal each stage is shown as it ends.
     if let Executor::Local(session) = &mut executor
         && std::io::stderr().is_terminal()
+        && !cli.quiet
     {
         session.set_progress(Arc::new(|e: &TestEvent| {
             err_line(&format!(
@@ -54,7 +55,7 @@ pub async fn run(cli: &Cli) -> u8 {
         }));
     }
     let pending = Arc::new(Mutex::new(String::new()));
-    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let colour = cli.color.enabled(std::io::stdout().is_terminal());
     let helper = LineHelper::new(completer(&executor), pending.clone(), colour);
     let config = Config::builder()
         .completion_type(CompletionType::List)
@@ -88,11 +89,14 @@ pub async fn run(cli: &Cli) -> u8 {
         timing: false,
         expanded: false,
     };
-    shell.rows.set_footer(true);
-    shell.out.line(&format!(
-        "Tributary {} — \\? for help, \\q to quit.",
-        env!("CARGO_PKG_VERSION")
-    ));
+    shell.rows.set_footer(!cli.quiet);
+    shell.rows.set_colour(colour);
+    if !cli.quiet {
+        shell.out.line(&format!(
+            "Tributary {} — \\? for help, \\q to quit.",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
     let mut buffer = String::new();
     let mut last = String::new();
     loop {
@@ -264,8 +268,12 @@ impl Shell<'_> {
     /// Ctrl-C cancels the statement running: its future is dropped, which closes its
     /// connections, and a statement stores nothing until it has succeeded.
     async fn execute(&mut self, text: &str, name: &str) {
-        let renderer = Renderer::new(self.cli.format, name, text).expanded(self.expanded);
-        let table = self.cli.format == crate::args::OutputFormat::Table && !self.expanded;
+        let renderer = Renderer::new(self.cli.format, name, text)
+            .styled(self.cli)
+            .expanded(self.expanded);
+        let table = self.cli.format == crate::args::OutputFormat::Table
+            && !self.expanded
+            && !self.cli.quiet;
         let began = Instant::now();
         let (rows, out, timing) = (&self.rows, &mut self.out, self.timing);
         let ran = self

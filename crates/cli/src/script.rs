@@ -5,7 +5,7 @@ use crate::executor::Executor;
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
 use crate::stream_print::RowPrinter;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::ops::ControlFlow;
 use tributary_sql::{Mode, Output};
 use tributary_types::limits::MAX_SCRIPT_BYTES;
@@ -27,9 +27,10 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
             return 2;
         }
     };
-    let renderer = Renderer::new(cli.format, &name, &text);
+    let renderer = Renderer::new(cli.format, &name, &text).styled(cli);
     let mut out = Stdout::default();
     let rows = RowPrinter::new(cli.format);
+    rows.set_colour(cli.color.enabled(std::io::stdout().is_terminal()));
     // Each result is printed (and flushed) as its statement completes, so what was
     // printed is what has been stored.
     let summary = executor
@@ -72,6 +73,9 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
     }
     match mode {
         Mode::Check if summary.failed == 0 => {
+            if cli.quiet {
+                return 0;
+            }
             err_line(&format!(
                 "{name}: {} statement(s) valid",
                 summary.statements

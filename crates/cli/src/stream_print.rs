@@ -31,6 +31,8 @@ pub struct RowPrinter {
     /// Whether tables end with psql's `(N rows)` on the output (the shell), rather
     /// than a streamed one's count on standard error.
     footer: std::sync::atomic::AtomicBool,
+    /// Table headers in bold.
+    colour: std::sync::atomic::AtomicBool,
     state: Mutex<Printing>,
 }
 
@@ -60,8 +62,18 @@ impl RowPrinter {
             format,
             counting: std::io::stderr().is_terminal(),
             footer: std::sync::atomic::AtomicBool::new(false),
+            colour: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(Printing::default()),
         }
+    }
+
+    /// Print table headers in bold.
+    pub fn set_colour(&self, on: bool) {
+        self.colour.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn coloured(&self) -> bool {
+        self.colour.load(std::sync::atomic::Ordering::Relaxed) && self.format == OutputFormat::Table
     }
 
     /// End every table with psql's `(N rows)` on the output.
@@ -96,6 +108,11 @@ impl RowPrinter {
             };
             match format_batches(self.format, &batches) {
                 Ok(text) => {
+                    let text = if self.coloured() {
+                        crate::colour::table(&text)
+                    } else {
+                        text
+                    };
                     if p.out.line(&text) && self.footer() {
                         p.out.line(&row_count(rows));
                     }
@@ -152,7 +169,12 @@ impl RowPrinter {
                 let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
                 let rule = rule(&widths);
                 p.out.line(&rule);
-                p.out.line(&table_line(&names, &widths));
+                let header = table_line(&names, &widths);
+                if self.coloured() {
+                    p.out.line(&crate::colour::header_line(&header));
+                } else {
+                    p.out.line(&header);
+                }
                 p.out.line(&rule);
                 widths
             }

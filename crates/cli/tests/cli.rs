@@ -389,3 +389,108 @@ fn the_repl_streams_an_endless_query_and_ctrl_c_stops_the_query_not_the_repl() {
     assert!(after.contains("+---------+\n+-------+"), "{after}");
     assert!(after.contains("| ticks | impulse"), "{after}");
 }
+
+#[test]
+fn without_a_subcommand_a_piped_script_runs_as_psql_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let out = tributary(&catalog, &[], Some("SELECT 41 + 1 AS answer;"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("| 42     |"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn completion_scripts_for_bash_zsh_and_fish() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, marker) in [
+        ("bash", "complete -F _tributary"),
+        ("zsh", "#compdef tributary"),
+        ("fish", "complete -c tributary"),
+    ] {
+        let out = tributary(&dir.path().join("cat"), &["completions", shell], None);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = text(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(
+            script.contains("repl") && script.contains("format"),
+            "{shell}"
+        );
+    }
+    // A reader that goes away early ends the output quietly.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .args(["completions", "bash"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stderr), "");
+    let out = tributary(&dir.path().join("cat"), &["completions", "tcsh"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("possible values"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn quiet_prints_results_and_errors_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let script = "CREATE TABLE s (id BIGINT) WITH (connector = 'stdout', format = 'json', event_time_field = 'id');
+CREATE TABLE ok (id BIGINT) WITH (connector = 'stdout', format = 'json');
+SELECT 1 AS one;";
+    let out = tributary(&catalog, &["-q", "run", "-"], Some(script));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        !stdout.contains("CREATE TABLE"),
+        "no status lines: {stdout}"
+    );
+    assert!(
+        stderr.contains("error: option 'event_time_field'"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning:"), "no warnings: {stderr}");
+    let out = tributary(&catalog, &["--quiet", "check", "-c", "SELECT 1"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stderr), "", "no summary");
+    let out = tributary(&catalog, &["--quiet", "run", "-c", "SELECT 1 AS one"], None);
+    assert!(text(&out.stdout).contains("| one |"));
+}
+
+#[test]
+fn colour_is_used_when_asked_and_never_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let bad = "CREATE TABLE t (id INT) WITH (connector = 'kafak');";
+    let out = tributary(&catalog, &["--color", "always", "run", "-c", bad], None);
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("\x1b[1;31merror\x1b[0m"), "{stderr:?}");
+    assert!(stderr.contains("\x1b[1;36m= help:\x1b[0m"), "{stderr:?}");
+    let out = tributary(
+        &catalog,
+        &["--color", "always", "run", "-c", "SELECT 1 AS one"],
+        None,
+    );
+    assert!(
+        text(&out.stdout).contains("\x1b[1m one \x1b[0m"),
+        "{:?}",
+        text(&out.stdout)
+    );
+    // Piped output is plain by default, and so is --color never.
+    for args in [
+        &["run", "-c", bad][..],
+        &["--color", "never", "run", "-c", bad][..],
+    ] {
+        let out = tributary(&catalog, args, None);
+        assert!(!text(&out.stderr).contains('\x1b'), "{args:?}");
+    }
+}
