@@ -9,6 +9,7 @@ mod executor;
 mod line_helper;
 mod meta;
 mod output;
+mod pager;
 mod remote;
 mod render;
 mod repl;

@@ -53,6 +53,11 @@ impl Stdout {
         !self.closed
     }
 
+    /// Whether this is standard output (not a file `\o` named).
+    pub fn is_stdout(&self) -> bool {
+        self.file.is_none()
+    }
+
     /// Whether the reader has gone.
     pub fn closed(&self) -> bool {
         self.closed

@@ -24,6 +24,8 @@ pub struct Renderer<'a> {
     colour_err: bool,
     /// Status lines and warnings are not printed (`--quiet`).
     quiet: bool,
+    /// Results too big for the terminal go to the pager (the shell).
+    paged: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -36,7 +38,22 @@ impl<'a> Renderer<'a> {
             colour_out: false,
             colour_err: false,
             quiet: false,
+            paged: false,
         }
+    }
+
+    /// The same renderer, showing result sets too big for the terminal in the pager.
+    pub fn paged(mut self, on: bool) -> Self {
+        self.paged = on;
+        self
+    }
+
+    /// Print a result set's text, through the pager when it is on and needed.
+    fn result(&self, out: &mut Stdout, text: &str) -> bool {
+        if self.paged && out.is_stdout() && crate::pager::page(text) {
+            return true;
+        }
+        out.line(text)
     }
 
     /// The same renderer, coloured and quiet as `cli` asks.
@@ -64,7 +81,9 @@ impl<'a> Renderer<'a> {
             },
             // Printed as they arrived (`stream_print`).
             Output::Streamed { .. } => !out.closed(),
-            Output::Rows { batches, .. } if self.expanded => out.line(&expanded(batches, 0)),
+            Output::Rows { batches, .. } if self.expanded => {
+                self.result(out, &expanded(batches, 0))
+            }
             Output::Rows { batches, schema } => {
                 let batches: Vec<RecordBatch> = if batches.is_empty() {
                     vec![RecordBatch::new_empty(schema.clone())]
@@ -73,9 +92,9 @@ impl<'a> Renderer<'a> {
                 };
                 match format_batches(self.format, &batches) {
                     Ok(text) if self.colour_out && self.format == OutputFormat::Table => {
-                        out.line(&crate::colour::table(&text))
+                        self.result(out, &crate::colour::table(&text))
                     }
-                    Ok(text) => out.line(&text),
+                    Ok(text) => self.result(out, &text),
                     Err(e) => {
                         err_line(&format!("error: cannot print the result: {e}"));
                         true

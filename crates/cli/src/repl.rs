@@ -270,7 +270,8 @@ impl Shell<'_> {
     async fn execute(&mut self, text: &str, name: &str) {
         let renderer = Renderer::new(self.cli.format, name, text)
             .styled(self.cli)
-            .expanded(self.expanded);
+            .expanded(self.expanded)
+            .paged(true);
         let table = self.cli.format == crate::args::OutputFormat::Table
             && !self.expanded
             && !self.cli.quiet;

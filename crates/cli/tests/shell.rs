@@ -30,12 +30,15 @@ fn catalog(dir: &Path) -> std::path::PathBuf {
     catalog
 }
 
-/// The shell over `catalog` in a pseudo-terminal, at its first prompt.
+/// The shell over `catalog` in an 80×24 pseudo-terminal, at its first prompt; results
+/// are not paged unless `env` names a `PAGER`.
 fn shell(dir: &Path, catalog: &Path, env: &[(&str, &str)]) -> PtySession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tributary"));
-    cmd.arg("--catalog")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("stty cols 80 rows 24 && exec \"$0\" --catalog \"$1\" repl")
+        .arg(env!("CARGO_BIN_EXE_tributary"))
         .arg(catalog)
-        .arg("repl")
+        .env("PAGER", "cat")
         .env("TERM", "xterm")
         .env("HOME", dir)
         .env("XDG_DATA_HOME", dir.join("data"))
@@ -164,7 +167,11 @@ fn backslash_commands_list_describe_time_expand_redirect_include_and_edit() {
     std::fs::set_permissions(&editor, executable).unwrap();
     let results = dir.path().join("results.txt");
     let editor_path = editor.to_str().unwrap().to_string();
-    let mut p = shell(dir.path(), &catalog, &[("EDITOR", &editor_path)]);
+    let mut p = shell(
+        dir.path(),
+        &catalog,
+        &[("EDITOR", &editor_path), ("NO_COLOR", "1")],
+    );
     let mut run = |line: &str, expect: &[&str]| {
         p.send_line(line).unwrap();
         // The line editor redraws the prompt as keys arrive: output starts once it has
@@ -231,6 +238,41 @@ fn ctrl_c_stops_a_streaming_query_and_the_shell_goes_on() {
     p.send_line("SELECT 'still here' AS s;").unwrap();
     p.exp_string(LINE_DONE).unwrap();
     p.exp_string("still here").unwrap();
+    fresh_prompt(&mut p);
+    p.send_line("\\q").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn results_wider_or_taller_than_the_terminal_go_to_the_pager() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path());
+    let pager = dir.path().join("pager.sh");
+    std::fs::write(&pager, "#!/bin/sh\necho '[paged]'\ncat\n").unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&pager, executable).unwrap();
+    let pager = pager.to_str().unwrap().to_string();
+    let mut p = shell(dir.path(), &catalog, &[("PAGER", &pager)]);
+    // DESCRIBE CONNECTOR is hundreds of columns wide.
+    p.send_line("\\dc kafka").unwrap();
+    p.exp_string(LINE_DONE).unwrap();
+    p.exp_string("[paged]").unwrap();
+    p.exp_string("source.offset").unwrap();
+    fresh_prompt(&mut p);
+    // What fits is printed as it is.
+    p.send_line("DESCRIBE order_lines;").unwrap();
+    p.exp_string(LINE_DONE).unwrap();
+    let shown = p.exp_string("(2 rows)").unwrap();
+    assert!(!shown.contains("[paged]"), "{shown}");
+    fresh_prompt(&mut p);
+    p.send_line("\\q").unwrap();
+    p.exp_eof().unwrap();
+    // PAGER=cat: no pager at all.
+    let mut p = shell(dir.path(), &catalog, &[]);
+    p.send_line("\\dc kafka").unwrap();
+    p.exp_string(LINE_DONE).unwrap();
+    let shown = p.exp_string("source.offset").unwrap();
+    assert!(!shown.contains("[paged]"), "{shown}");
     fresh_prompt(&mut p);
     p.send_line("\\q").unwrap();
     p.exp_eof().unwrap();
