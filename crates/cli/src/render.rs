@@ -26,6 +26,9 @@ pub struct Renderer<'a> {
     quiet: bool,
     /// Results too big for the terminal go to the pager (the shell).
     paged: bool,
+    /// Connection-test stages were shown as they happened (the shell at a terminal):
+    /// their notes are not printed again.
+    stages_shown: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -39,7 +42,14 @@ impl<'a> Renderer<'a> {
             colour_err: false,
             quiet: false,
             paged: false,
+            stages_shown: false,
         }
+    }
+
+    /// The same renderer, leaving out connection-test stage notes (shown live).
+    pub fn stages_shown(mut self, on: bool) -> Self {
+        self.stages_shown = on;
+        self
     }
 
     /// The same renderer, showing result sets too big for the terminal in the pager.
@@ -110,7 +120,16 @@ impl<'a> Renderer<'a> {
             if self.quiet && d.severity != tributary_types::Severity::Error {
                 continue;
             }
-            let text = self.source.render(d);
+            if self.stages_shown && tributary_sql::is_stage_note(d) {
+                continue;
+            }
+            let text = if d.severity == tributary_types::Severity::Note {
+                // Notes are terse: one line (and its help), no source snippet; full
+                // diagnostics are for errors and warnings.
+                terse_note(d)
+            } else {
+                self.source.render(d)
+            };
             if self.colour_err {
                 err_line(&crate::colour::diagnostic(&text));
             } else {
@@ -118,6 +137,18 @@ impl<'a> Renderer<'a> {
             }
         }
     }
+}
+
+/// `note: message`, then its notes and help, each on a line of its own.
+fn terse_note(d: &Diagnostic) -> String {
+    let mut text = format!("note: {}", d.message);
+    for n in &d.notes {
+        text.push_str(&format!("\n  = note: {n}"));
+    }
+    if let Some(help) = &d.help {
+        text.push_str(&format!("\n  = help: {help}"));
+    }
+    text
 }
 
 /// Format batches in the chosen format.

@@ -31,6 +31,8 @@ struct Shell<'a> {
     out: Stdout,
     timing: bool,
     expanded: bool,
+    /// Connection-test stages are printed as they happen.
+    live_stages: bool,
 }
 
 /// Run the shell until end of input or `\q`.
@@ -43,14 +45,17 @@ pub async fn run(cli: &Cli) -> u8 {
         }
     };
     // Connection tests can take seconds; at a terminal each stage is shown as it ends.
+    let mut live_stages = false;
     if let Executor::Local(session) = &mut executor
         && std::io::stderr().is_terminal()
         && !cli.quiet
     {
+        live_stages = true;
         session.set_progress(Arc::new(|e: &TestEvent| {
+            let code = e.code.map(|c| format!(" [{c}]")).unwrap_or_default();
             err_line(&format!(
-                "  … {} {}: {} ({} ms)",
-                e.stage, e.outcome, e.message, e.elapsed_ms
+                "  {} {}: {}{code} ({} ms)",
+                e.outcome, e.stage, e.message, e.elapsed_ms
             ));
         }));
     }
@@ -88,6 +93,7 @@ pub async fn run(cli: &Cli) -> u8 {
         out: Stdout::default(),
         timing: false,
         expanded: false,
+        live_stages,
     };
     shell.rows.set_footer(!cli.quiet);
     shell.rows.set_colour(colour);
@@ -271,7 +277,8 @@ impl Shell<'_> {
         let renderer = Renderer::new(self.cli.format, name, text)
             .styled(self.cli)
             .expanded(self.expanded)
-            .paged(true);
+            .paged(true)
+            .stages_shown(self.live_stages);
         let table = self.cli.format == crate::args::OutputFormat::Table
             && !self.expanded
             && !self.cli.quiet;

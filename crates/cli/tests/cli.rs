@@ -386,7 +386,11 @@ fn the_repl_streams_an_endless_query_and_ctrl_c_stops_the_query_not_the_repl() {
         .split("| 50 ")
         .nth(1)
         .unwrap_or_else(|| panic!("{stdout}"));
-    assert!(after.contains("+---------+\n+-------+"), "{after}");
+    // The streamed table is closed with its rule and psql's row count.
+    assert!(
+        after.contains(&format!("+---------+\n({rows} rows)\n+-------+")),
+        "{after}"
+    );
     assert!(after.contains("| ticks | impulse"), "{after}");
 }
 
@@ -493,4 +497,33 @@ fn colour_is_used_when_asked_and_never_otherwise() {
         let out = tributary(&catalog, args, None);
         assert!(!text(&out.stderr).contains('\x1b'), "{args:?}");
     }
+}
+
+#[test]
+fn connection_test_stages_that_pass_are_one_line_each_without_a_snippet() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("x.json"), "{\"a\": 1}\n").unwrap();
+    let sql = format!(
+        "CREATE TABLE f (a INT) WITH (connector = 'filesystem', type = 'source', path = '{}', format = 'json');\nTEST TABLE f;",
+        data.display()
+    );
+    let out = tributary(&dir.path().join("cat"), &["run", "-c", &sql], None);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(
+        lines[0].starts_with("note: connect: local files need no connection ("),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("note: locate: 1 file(s) under"),
+        "{err}"
+    );
+    assert!(
+        lines[2].starts_with("note: read: read 1 message ("),
+        "{err}"
+    );
 }

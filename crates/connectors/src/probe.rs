@@ -31,6 +31,19 @@ pub enum Stage {
     Write,
 }
 
+impl Stage {
+    /// Every stage, in the order a test goes through them.
+    pub const ALL: [Stage; 7] = [
+        Stage::Resolve,
+        Stage::Connect,
+        Stage::Authenticate,
+        Stage::Locate,
+        Stage::Read,
+        Stage::Decode,
+        Stage::Write,
+    ];
+}
+
 impl fmt::Display for Stage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

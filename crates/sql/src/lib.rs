@@ -43,7 +43,7 @@ pub use session::{
     DefinitionTest, IDLE_TICK, Mode, Outcome, Output, RowSink, ScriptSummary, Session,
     StatementError, StatementResult, register, session_config,
 };
-pub use testing::Progress;
+pub use testing::{Progress, is_stage_note};
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};
 pub use windows::{
     EVENT_TIME_METADATA, EventTimeWindows, ExpandWindows, window_functions, window_type,

@@ -223,6 +223,17 @@ pub(crate) fn events_batch(events: &[TestEvent]) -> RecordBatch {
     )
 }
 
+/// Whether `d` is a note [`event_notes`] made: a stage that passed or was skipped,
+/// which a caller that showed the events as they happened need not show again.
+pub fn is_stage_note(d: &Diagnostic) -> bool {
+    d.severity == tributary_types::Severity::Note
+        && tributary_connectors::probe::Stage::ALL.iter().any(|stage| {
+            d.message
+                .strip_prefix(&stage.to_string())
+                .is_some_and(|rest| rest.starts_with(": "))
+        })
+}
+
 /// Each event as a note, for statements whose result is something else.
 pub(crate) fn event_notes(events: &[TestEvent], span: Span) -> Vec<Diagnostic> {
     events
