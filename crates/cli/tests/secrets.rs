@@ -73,7 +73,8 @@ fn quoted_source_lines_mask_secrets_in_every_diagnostic() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog");
     let script = format!(
-        "CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://u:{S}@h:6379', password = '{S}', validate = false);\n\
+        "CREATE CONNECTION PROFILE n WITH (connector = 'redis', address = 'redis://h:6379', password = '{S}', validate = false);\n\
+         CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://u:{S}@h:6379', password = '{S}', colour = 'x');\n\
          CREATE CONNECTION PROFILE q WITH (connector = 'redis', address = 'redis://h:6379', password = '{S}', pasword = '{S}');\n\
          CREATE CONNECTION PROFILE z WITH (connector = 'redis', password = '{S}' oops);\n"
     );
@@ -82,12 +83,13 @@ fn quoted_source_lines_mask_secrets_in_every_diagnostic() {
     let out = tributary(&catalog, &["check", file.to_str().unwrap()], &[]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    // The note that the profile was not tested, the unknown option and the syntax error
-    // all quote their lines, with the secrets masked.
+    // The note that a profile was not tested is one line; the unknown options and the
+    // syntax error quote their lines, with the secrets masked.
     assert!(
-        err.contains("note: the connection was not tested (validate = false)"),
+        err.contains("note: the connection was not tested (validate = false)\n"),
         "{err}"
     );
+    assert!(err.contains("unknown option 'colour'"), "{err}");
     assert!(err.contains("unknown option 'pasword'"), "{err}");
     assert!(err.contains("syntax error"), "{err}");
     assert!(err.contains("password = ********"), "{err}");

@@ -227,7 +227,7 @@ pub(crate) fn events_batch(events: &[TestEvent]) -> RecordBatch {
 /// which a caller that showed the events as they happened need not show again.
 pub fn is_stage_note(d: &Diagnostic) -> bool {
     d.severity == tributary_types::Severity::Note
-        && tributary_connectors::probe::Stage::ALL.iter().any(|stage| {
+        && Stage::ALL.iter().any(|stage| {
             d.message
                 .strip_prefix(&stage.to_string())
                 .is_some_and(|rest| rest.starts_with(": "))
