@@ -15,7 +15,7 @@ fn terminal_size() -> Option<(usize, usize)> {
         return None;
     }
     let size = rustix::termios::tcgetwinsize(&out).ok()?;
-    (size.ws_col > 0 && size.ws_row > 0).then(|| (size.ws_col as usize, size.ws_row as usize))
+    (size.ws_col > 0 && size.ws_row > 0).then_some((size.ws_col as usize, size.ws_row as usize))
 }
 
 /// Whether `text` needs a pager on a `width` × `height` terminal.

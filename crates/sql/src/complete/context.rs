@@ -184,10 +184,10 @@ impl Reader<'_> {
         if self.before.is_empty() {
             return Context::Keywords(STATEMENTS);
         }
-        if let Some(open) = self.open_paren() {
-            if let Some(c) = self.in_parens(open) {
-                return c;
-            }
+        if let Some(open) = self.open_paren()
+            && let Some(c) = self.in_parens(open)
+        {
+            return c;
         }
         if let Some(c) = self.after_keyword() {
             return c;
@@ -496,13 +496,10 @@ impl Reader<'_> {
             }
             i += 1;
             // A list after FROM: `a x, b AS y`.
-            loop {
-                let Some(name) = s
-                    .get(i)
-                    .filter(|t| matches!(t.kind, Kind::Word | Kind::Quoted { .. }))
-                else {
-                    break;
-                };
+            while let Some(name) = s
+                .get(i)
+                .filter(|t| matches!(t.kind, Kind::Word | Kind::Quoted { .. }))
+            {
                 let mut table = TableRef {
                     name: name.value(self.text),
                     alias: None,
