@@ -269,35 +269,43 @@ impl Reader<'_> {
         }
     }
 
-    /// The column names declared in the column list opened at `open`.
-    fn declared_columns(&self, open: usize) -> Vec<String> {
+    /// The top-level, comma-separated entries of the list opened at `open` (an index
+    /// into `stmt`), to its closing parenthesis or the statement's end.
+    fn entries(&self, open: usize) -> Vec<&[Token]> {
+        let list = self.stmt.get(open + 1..).unwrap_or(&[]);
         let mut out = Vec::new();
         let mut depth = 0usize;
-        let mut entry_start = true;
-        for t in &self.stmt[open + 1..] {
+        let mut start = 0;
+        for (i, t) in list.iter().enumerate() {
             if t.is_punct('(') {
                 depth += 1;
             } else if t.is_punct(')') {
                 if depth == 0 {
-                    break;
+                    out.push(&list[start..i]);
+                    return out;
                 }
                 depth -= 1;
             } else if t.is_punct(',') && depth == 0 {
-                entry_start = true;
-                continue;
-            } else if entry_start
-                && depth == 0
-                && matches!(t.kind, Kind::Word | Kind::Quoted { .. })
-            {
-                let name = t.value(self.text);
-                let upper = name.to_ascii_uppercase();
-                if upper != "WATERMARK" && upper != "PRIMARY" {
-                    out.push(name);
-                }
+                out.push(&list[start..i]);
+                start = i + 1;
             }
-            entry_start = false;
         }
+        out.push(&list[start..]);
         out
+    }
+
+    /// The column names declared in the column list opened at `open`.
+    fn declared_columns(&self, open: usize) -> Vec<String> {
+        self.entries(open)
+            .into_iter()
+            .filter_map(|entry| entry.first())
+            .filter(|t| matches!(t.kind, Kind::Word | Kind::Quoted { .. }))
+            .map(|t| t.value(self.text))
+            .filter(|name| {
+                let upper = name.to_ascii_uppercase();
+                upper != "WATERMARK" && upper != "PRIMARY"
+            })
+            .collect()
     }
 
     /// The statement's `WITH (...)` option list, wherever the cursor is.
@@ -341,34 +349,15 @@ impl Reader<'_> {
             None
         };
         let mut given = Vec::new();
-        let mut entry: Vec<&Token> = Vec::new();
-        let mut depth = 0usize;
-        let mut flush = |entry: &mut Vec<&Token>| {
+        for entry in self.entries(open) {
             if let Some(eq) = entry.iter().position(|t| t.is_punct('=')) {
-                let key: Vec<Token> = entry[..eq].iter().map(|t| **t).collect();
+                let key = self.key_text(&entry[..eq]);
                 let value = entry.get(eq + 1).map(|t| t.value(self.text));
-                let key = self.key_text(&key);
                 if !key.is_empty() {
                     given.push((key, value.unwrap_or_default()));
                 }
             }
-            entry.clear();
-        };
-        for t in self.stmt.iter().skip(open + 1) {
-            if t.is_punct('(') {
-                depth += 1;
-            } else if t.is_punct(')') {
-                if depth == 0 {
-                    break;
-                }
-                depth -= 1;
-            } else if t.is_punct(',') && depth == 0 {
-                flush(&mut entry);
-                continue;
-            }
-            entry.push(t);
         }
-        flush(&mut entry);
         Options {
             profile,
             altered,
