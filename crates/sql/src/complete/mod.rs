@@ -126,8 +126,8 @@ impl Completer {
     /// The candidates for the word at `cursor` (a byte offset) in `text`.
     pub fn complete(&self, text: &str, cursor: usize) -> Completion {
         let at = context::at(text, cursor);
-        let mut candidates = self.candidates(&at.context);
         let typed = at.prefix.as_str();
+        let mut candidates = self.candidates(&at.context, typed);
         candidates.retain(|c| matches_prefix(&c.text, typed));
         candidates.truncate(MAX_CANDIDATES);
         // Keywords are offered in the case the user types them in.
@@ -176,7 +176,9 @@ impl Completer {
         }
     }
 
-    fn candidates(&self, context: &Context) -> Vec<Candidate> {
+    /// The candidates of `context`; catalog names are filtered by what was `typed`
+    /// before a candidate is made for them (there may be 100,000).
+    fn candidates(&self, context: &Context, typed: &str) -> Vec<Candidate> {
         match context {
             Context::Keywords(words) => keywords(words, CandidateKind::Keyword),
             Context::ColumnTypes => keywords(context::column_types(), CandidateKind::Type),
@@ -185,6 +187,7 @@ impl Completer {
                     .names()
                     .0
                     .iter()
+                    .filter(|(name, _)| ident_matches(name, typed))
                     .map(|(name, connector)| Candidate {
                         text: quote_ident(name),
                         kind: CandidateKind::Table,
@@ -198,6 +201,7 @@ impl Completer {
                 .names()
                 .1
                 .iter()
+                .filter(|(name, _)| ident_matches(name, typed))
                 .map(|(name, connector)| Candidate {
                     text: quote_ident(name),
                     kind: CandidateKind::Profile,
@@ -363,17 +367,30 @@ fn matches_prefix(candidate: &str, typed: &str) -> bool {
         .is_some_and(|head| head.eq_ignore_ascii_case(typed))
 }
 
-/// A name as it must be typed: bare when it is a plain lower-case identifier, else in
-/// double quotes.
-fn quote_ident(name: &str) -> String {
-    let plain = name
-        .chars()
+/// Whether the name, as it must be typed, completes what was typed; without making a
+/// string for a plain name.
+fn ident_matches(name: &str, typed: &str) -> bool {
+    if is_plain(name) {
+        matches_prefix(name, typed)
+    } else {
+        matches_prefix(&quote_ident(name), typed)
+    }
+}
+
+/// A plain lower-case identifier, typed without quotes.
+fn is_plain(name: &str) -> bool {
+    name.chars()
         .next()
         .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// A name as it must be typed: bare when it is a plain lower-case identifier, else in
+/// double quotes.
+fn quote_ident(name: &str) -> String {
+    if is_plain(name) {
         name.to_string()
     } else {
         format!("\"{}\"", name.replace('"', "\"\""))
