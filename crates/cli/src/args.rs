@@ -83,10 +83,23 @@ impl ColorChoice {
 pub enum OutputFormat {
     /// Aligned text tables.
     Table,
-    /// One JSON array of objects per result set.
+    /// One JSON document for the run: every statement's result, rows and diagnostics.
     Json,
-    /// CSV with a header line.
+    /// One JSON result per statement, one per line.
+    Jsonl,
+    /// Result sets only, as CSV with a header, a blank line between sets (status lines
+    /// go to standard error).
     Csv,
+    /// Values only, tab-separated, no header or quoting: `SHOW CREATE TABLE` prints the
+    /// bare statement (status lines go to standard error).
+    Raw,
+}
+
+impl OutputFormat {
+    /// Whether results are JSON reports, diagnostics included.
+    pub fn is_json(self) -> bool {
+        matches!(self, OutputFormat::Json | OutputFormat::Jsonl)
+    }
 }
 
 /// Subcommands.

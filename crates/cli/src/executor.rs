@@ -3,9 +3,8 @@
 
 use crate::args::Cli;
 use crate::remote::Remote;
-use crate::stream_print::RowPrinter;
 use std::ops::ControlFlow;
-use tributary_sql::{Mode, Outcome, ScriptSummary, Session};
+use tributary_sql::{Mode, Outcome, RowSink, ScriptSummary, Session};
 
 /// A local session or a server.
 #[derive(Debug)]
@@ -41,7 +40,7 @@ impl Executor {
         &self,
         text: &str,
         mode: Mode,
-        rows: &RowPrinter,
+        rows: &dyn RowSink,
         each: impl FnMut(Outcome) -> ControlFlow<()>,
     ) -> Result<ScriptSummary, String> {
         match self {

@@ -6,11 +6,13 @@
 mod args;
 mod colour;
 mod executor;
+mod json_print;
 mod line_helper;
 mod meta;
 mod output;
 mod pager;
 mod remote;
+mod remote_names;
 mod render;
 mod repl;
 mod script;

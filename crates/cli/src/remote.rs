@@ -52,6 +52,23 @@ impl Remote {
         })
     }
 
+    /// `GET /api/v1{path}`, answered with JSON within [`LOOKUP_TIMEOUT`].
+    pub async fn get_json(&self, path: &str) -> Result<serde_json::Value, String> {
+        let mut request = self
+            .client
+            .get(format!("{}/api/v1{path}", self.base))
+            .timeout(tributary_sql::complete::LOOKUP_TIMEOUT);
+        if let Some(t) = &self.token {
+            request = request.bearer_auth(t);
+        }
+        let response = request.send().await.map_err(|e| reqwest_reason(&e))?;
+        if !response.status().is_success() {
+            return Err(format!("the server answered {}", response.status()));
+        }
+        let bytes = response.bytes().await.map_err(|e| e.to_string())?;
+        serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+    }
+
     /// Send `text` as a `POST /sql` asking for `accept`; the response when the server
     /// took it.
     async fn post(

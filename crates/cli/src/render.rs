@@ -1,14 +1,17 @@
-//! Printing results (table, JSON, CSV) to stdout and diagnostics to stderr. Diagnostics
+//! Printing results (table, CSV, raw) to stdout and diagnostics to stderr. Diagnostics
 //! are rendered by the library (`tributary_sql::render`), which masks secrets in the
-//! source lines it quotes.
+//! source lines it quotes. JSON results, diagnostics included, are `json_print`'s.
 
 use crate::args::OutputFormat;
 use crate::output::{Stdout, err_line};
+use crate::stream_print::RowPrinter;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::arrow::util::pretty::pretty_format_batches;
-use tributary_sql::Output;
+use tributary_sql::parser::spans::LineIndex;
 use tributary_sql::render::SourceText;
+use tributary_sql::report::statement_kind;
+use tributary_sql::{Output, StatementResult};
 use tributary_types::Diagnostic;
 
 /// Prints outputs to stdout and diagnostics to stderr.
@@ -16,6 +19,8 @@ use tributary_types::Diagnostic;
 pub struct Renderer<'a> {
     format: OutputFormat,
     source: SourceText<'a>,
+    /// The script, to find what a statement is (`SHOW CREATE` prints bare).
+    index: LineIndex<'a>,
     /// Tables print as records (`\x`).
     expanded: bool,
     /// Table headers in bold (stdout is a terminal that takes colour).
@@ -37,6 +42,7 @@ impl<'a> Renderer<'a> {
         Self {
             format,
             source: SourceText::new(name, text),
+            index: LineIndex::new(text),
             expanded: false,
             colour_out: false,
             colour_err: false,
@@ -81,18 +87,27 @@ impl<'a> Renderer<'a> {
         self
     }
 
-    /// Print one statement's output; `false` once stdout's reader has gone.
-    pub fn output(&self, out: &mut Stdout, output: &Output) -> bool {
-        match output {
+    /// Print one statement's output; `false` once stdout's reader has gone. `rows`
+    /// prints the streamed result sets, and knows whether one came before this one.
+    pub fn output(&self, out: &mut Stdout, result: &StatementResult, rows: &RowPrinter) -> bool {
+        match &result.output {
             Output::Done(_) if self.quiet => !out.closed(),
-            Output::Done(tag) => match self.format {
-                OutputFormat::Json => out.line(&serde_json::json!({ "status": tag }).to_string()),
-                _ => out.line(tag),
-            },
+            // Result sets only on the output: a status line would break the CSV.
+            Output::Done(tag) if self.format != OutputFormat::Table => {
+                err_line(tag);
+                !out.closed()
+            }
+            Output::Done(tag) => out.line(tag),
             // Printed as they arrived (`stream_print`).
             Output::Streamed { .. } => !out.closed(),
             Output::Rows { batches, .. } if self.expanded => {
                 self.result(out, &expanded(batches, 0))
+            }
+            Output::Rows { batches, .. }
+                if self.format == OutputFormat::Table && self.is_show_create(result) =>
+            {
+                // The statement itself, ready to paste: a box around it would not be.
+                self.result(out, &raw_lines(batches))
             }
             Output::Rows { batches, schema } => {
                 let batches: Vec<RecordBatch> = if batches.is_empty() {
@@ -100,10 +115,15 @@ impl<'a> Renderer<'a> {
                 } else {
                     batches.clone()
                 };
+                if rows.set_begins() && self.format != OutputFormat::Table {
+                    out.line("");
+                }
                 match format_batches(self.format, &batches) {
                     Ok(text) if self.colour_out && self.format == OutputFormat::Table => {
                         self.result(out, &crate::colour::table(&text))
                     }
+                    // No rows, and raw values have no header to show for it.
+                    Ok(text) if text.is_empty() => !out.closed(),
                     Ok(text) => self.result(out, &text),
                     Err(e) => {
                         err_line(&format!("error: cannot print the result: {e}"));
@@ -112,6 +132,11 @@ impl<'a> Renderer<'a> {
                 }
             }
         }
+    }
+
+    /// Whether `result` answers `SHOW CREATE TABLE` or `SHOW CREATE CONNECTION PROFILE`.
+    fn is_show_create(&self, result: &StatementResult) -> bool {
+        statement_kind(self.index.slice(result.span)).starts_with("SHOW CREATE")
     }
 
     /// Print diagnostics to stderr.
@@ -151,23 +176,15 @@ fn terse_note(d: &Diagnostic) -> String {
     text
 }
 
-/// Format batches in the chosen format.
+/// Format batches as a table, CSV or raw values (JSON is `json_print`'s).
 pub fn format_batches(format: OutputFormat, batches: &[RecordBatch]) -> Result<String, String> {
     match format {
-        OutputFormat::Table => pretty_format_batches(batches)
-            .map(|t| t.to_string())
-            .map_err(|e| e.to_string()),
-        OutputFormat::Json => {
-            let mut buf = Vec::new();
-            {
-                let mut w = datafusion::arrow::json::ArrayWriter::new(&mut buf);
-                let refs: Vec<&RecordBatch> = batches.iter().collect();
-                w.write_batches(&refs).map_err(|e| e.to_string())?;
-                w.finish().map_err(|e| e.to_string())?;
-            }
-            let text = String::from_utf8(buf).map_err(|e| e.to_string())?;
-            Ok(if text.is_empty() { "[]".into() } else { text })
+        OutputFormat::Table | OutputFormat::Json | OutputFormat::Jsonl => {
+            pretty_format_batches(batches)
+                .map(|t| t.to_string())
+                .map_err(|e| e.to_string())
         }
+        OutputFormat::Raw => Ok(raw_lines(batches)),
         OutputFormat::Csv => {
             let mut buf = Vec::new();
             {
@@ -183,6 +200,18 @@ pub fn format_batches(format: OutputFormat, batches: &[RecordBatch]) -> Result<S
                 .map_err(|e| e.to_string())
         }
     }
+}
+
+/// Rows as bare values: a line per row, its cells separated by tabs, NULL as nothing,
+/// no header and no quoting (`--format raw`, `SHOW CREATE`).
+pub fn raw_lines(batches: &[RecordBatch]) -> String {
+    let mut lines = Vec::new();
+    for batch in batches {
+        for row in cells(batch) {
+            lines.push(row.join("\t"));
+        }
+    }
+    lines.join("\n")
 }
 
 /// Each row's cells as text, as the table printer shows them (NULL as nothing).

@@ -7,9 +7,11 @@
 
 use crate::args::Cli;
 use crate::executor::Executor;
+use crate::json_print::JsonReporter;
 use crate::line_helper::LineHelper;
 use crate::meta::{self, Meta};
 use crate::output::{Stdout, err_line};
+use crate::remote_names::RemoteNames;
 use crate::render::Renderer;
 use crate::stream_print::{RowPrinter, row_count};
 use rustyline::error::ReadlineError;
@@ -20,7 +22,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tributary_sql::complete::{BackgroundLiveNames, Completer};
+use tributary_sql::complete::{BackgroundLiveNames, Completer, NameSnapshot};
 use tributary_sql::{Mode, Output, TestEvent};
 
 /// The shell's settings and where its results go.
@@ -33,6 +35,8 @@ struct Shell<'a> {
     expanded: bool,
     /// Connection-test stages are printed as they happen.
     live_stages: bool,
+    /// A server's names for completion (`--server`), fetched again after each input.
+    server_names: Option<RemoteNames>,
 }
 
 /// Run the shell until end of input or `\q`.
@@ -61,7 +65,8 @@ pub async fn run(cli: &Cli) -> u8 {
     }
     let pending = Arc::new(Mutex::new(String::new()));
     let colour = cli.color.enabled(std::io::stdout().is_terminal());
-    let helper = LineHelper::new(completer(&executor), pending.clone(), colour);
+    let (completer, server_names) = completer(&executor, cli);
+    let helper = LineHelper::new(completer, pending.clone(), colour);
     let config = Config::builder()
         .completion_type(CompletionType::List)
         .auto_add_history(false)
@@ -94,6 +99,7 @@ pub async fn run(cli: &Cli) -> u8 {
         timing: false,
         expanded: false,
         live_stages,
+        server_names,
     };
     shell.rows.set_footer(!cli.quiet);
     shell.rows.set_colour(colour);
@@ -185,20 +191,26 @@ fn set(pending: &Mutex<String>, buffer: &str) {
 }
 
 /// Completion over the local catalog, with live names looked up in the background; over
-/// a server, keywords, options and values from the registry (no names).
-fn completer(executor: &Executor) -> Option<Completer> {
-    match executor {
-        Executor::Local(session) => {
+/// a server, over the names its REST API lists (fetched in the background, and again
+/// after each input through the [`RemoteNames`] returned).
+fn completer(executor: &Executor, cli: &Cli) -> (Option<Completer>, Option<RemoteNames>) {
+    match (executor, &cli.server) {
+        (Executor::Local(session), _) => {
             let store = session.store().clone();
             let completer = Completer::new(store.clone());
-            Some(match BackgroundLiveNames::start(store) {
+            let completer = match BackgroundLiveNames::start(store) {
                 Ok(live) => completer.with_live_names(live.as_live_names()),
                 Err(_) => completer,
-            })
+            };
+            (Some(completer), None)
         }
-        Executor::Remote(_) => Some(Completer::new(Arc::new(
-            tributary_catalog::OverlayStore::in_memory(),
-        ))),
+        (Executor::Remote(_), Some(url)) => {
+            match RemoteNames::start(url, cli.token.last().cloned()) {
+                Ok(names) => (Some(Completer::over(names.snapshot())), Some(names)),
+                Err(_) => (Some(Completer::over(Arc::new(NameSnapshot::new()))), None),
+            }
+        }
+        (Executor::Remote(_), None) => (Some(Completer::over(Arc::new(NameSnapshot::new()))), None),
     }
 }
 
@@ -274,6 +286,18 @@ impl Shell<'_> {
     /// Ctrl-C cancels the statement running: its future is dropped, which closes its
     /// connections, and a statement stores nothing until it has succeeded.
     async fn execute(&mut self, text: &str, name: &str) {
+        self.run_input(text, name).await;
+        // The input may have created or dropped what completion offers.
+        if let Some(names) = &self.server_names {
+            names.refresh();
+        }
+    }
+
+    /// Run `text` (see [`Shell::execute`]).
+    async fn run_input(&mut self, text: &str, name: &str) {
+        if self.cli.format.is_json() {
+            return self.execute_as_json(text).await;
+        }
         let renderer = Renderer::new(self.cli.format, name, text)
             .styled(self.cli)
             .expanded(self.expanded)
@@ -293,7 +317,7 @@ impl Shell<'_> {
                             rows.finish();
                         }
                         renderer.diagnostics(&r.warnings);
-                        if !renderer.output(out, &r.output) {
+                        if !renderer.output(out, r, rows) {
                             return ControlFlow::Break(());
                         }
                         if let Output::Rows { batches, .. } = &r.output
@@ -330,6 +354,39 @@ impl Shell<'_> {
                     err_line("cancelled: the statement was interrupted and stored nothing; statements after it did not run");
                 }
             }
+        }
+    }
+}
+
+impl Shell<'_> {
+    /// [`Shell::execute`] with `--format json|jsonl`: each input's statements reported
+    /// as JSON (a document per input, or a line per statement), diagnostics included;
+    /// `\timing` goes to standard error, so the output stays JSON.
+    async fn execute_as_json(&mut self, text: &str) {
+        let lines = self.cli.format == crate::args::OutputFormat::Jsonl;
+        let reporter = JsonReporter::new(lines, text, self.out.clone());
+        let began = Instant::now();
+        let ran = self
+            .executor
+            .run_script_with(text, Mode::Run, &reporter, |outcome| {
+                reporter.statement(&outcome)
+            });
+        tokio::select! {
+            r = ran => {
+                if let Err(e) = r {
+                    err_line(&format!("error: {e}"));
+                }
+            }
+            _ = tokio::signal::ctrl_c() => {
+                err_line("cancelled: the statement was interrupted; statements after it did not run");
+            }
+        }
+        reporter.end();
+        if self.timing {
+            err_line(&format!(
+                "Time: {:.3} ms",
+                began.elapsed().as_secs_f64() * 1e3
+            ));
         }
     }
 }

@@ -1,13 +1,14 @@
 //! `tributary run` and `tributary check`.
 
-use crate::args::{Cli, Input};
+use crate::args::{Cli, Input, OutputFormat};
 use crate::executor::Executor;
+use crate::json_print::JsonReporter;
 use crate::output::{Stdout, err_line};
 use crate::render::Renderer;
 use crate::stream_print::RowPrinter;
 use std::io::{IsTerminal, Read};
 use std::ops::ControlFlow;
-use tributary_sql::{Mode, Output};
+use tributary_sql::{Mode, Output, ScriptSummary};
 use tributary_types::limits::MAX_SCRIPT_BYTES;
 
 /// Read the script, run or check it, print each statement's result as it completes; the
@@ -27,33 +28,11 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
             return 2;
         }
     };
-    let renderer = Renderer::new(cli.format, &name, &text).styled(cli);
-    let mut out = Stdout::default();
-    let rows = RowPrinter::new(cli.format);
-    rows.set_colour(cli.color.enabled(std::io::stdout().is_terminal()));
-    // Each result is printed (and flushed) as its statement completes, so what was
-    // printed is what has been stored.
-    let summary = executor
-        .run_script_with(&text, mode, &rows, |outcome| {
-            match &outcome {
-                Ok(r) => {
-                    if let Output::Streamed { .. } = r.output {
-                        rows.finish();
-                    }
-                    renderer.diagnostics(&r.warnings);
-                    if mode == Mode::Run && !renderer.output(&mut out, &r.output) {
-                        return ControlFlow::Break(());
-                    }
-                }
-                Err(e) => {
-                    // Rows that streamed before the failure are closed off first.
-                    rows.finish();
-                    renderer.diagnostics(&e.diagnostics);
-                }
-            }
-            ControlFlow::Continue(())
-        })
-        .await;
+    let (summary, closed) = if cli.format.is_json() {
+        run_as_json(cli, &executor, &text, mode).await
+    } else {
+        run_as_text(cli, &executor, &name, &text, mode).await
+    };
     let summary = match summary {
         Ok(s) => s,
         Err(e) => {
@@ -61,7 +40,7 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
             return 2;
         }
     };
-    if out.closed() || rows.closed() {
+    if closed {
         // The reader went away (`| head`): stop quietly, as a pipeline expects.
         return 0;
     }
@@ -92,6 +71,64 @@ pub async fn run(cli: &Cli, input: &Input, mode: Mode) -> u8 {
         Mode::Run if summary.failed == 0 => 0,
         Mode::Run => 1,
     }
+}
+
+/// Run `text`, printing results as text (a table, CSV or raw values) and diagnostics
+/// to standard error; the summary, and whether standard output's reader went away.
+async fn run_as_text(
+    cli: &Cli,
+    executor: &Executor,
+    name: &str,
+    text: &str,
+    mode: Mode,
+) -> (Result<ScriptSummary, String>, bool) {
+    let renderer = Renderer::new(cli.format, name, text).styled(cli);
+    let mut out = Stdout::default();
+    let rows = RowPrinter::new(cli.format);
+    rows.set_colour(cli.color.enabled(std::io::stdout().is_terminal()));
+    // Each result is printed (and flushed) as its statement completes, so what was
+    // printed is what has been stored.
+    let summary = executor
+        .run_script_with(text, mode, &rows, |outcome| {
+            match &outcome {
+                Ok(r) => {
+                    if let Output::Streamed { .. } = r.output {
+                        rows.finish();
+                    }
+                    renderer.diagnostics(&r.warnings);
+                    if mode == Mode::Run && !renderer.output(&mut out, r, &rows) {
+                        return ControlFlow::Break(());
+                    }
+                }
+                Err(e) => {
+                    // Rows that streamed before the failure are closed off first.
+                    rows.finish();
+                    renderer.diagnostics(&e.diagnostics);
+                }
+            }
+            ControlFlow::Continue(())
+        })
+        .await;
+    (summary, out.closed() || rows.closed())
+}
+
+/// Run `text`, printing each statement's report, diagnostics included, as JSON on
+/// standard output; the summary, and whether standard output's reader went away.
+async fn run_as_json(
+    cli: &Cli,
+    executor: &Executor,
+    text: &str,
+    mode: Mode,
+) -> (Result<ScriptSummary, String>, bool) {
+    let reporter = JsonReporter::new(cli.format == OutputFormat::Jsonl, text, Stdout::default());
+    let summary = executor
+        .run_script_with(text, mode, &reporter, |outcome| {
+            reporter.statement(&outcome)
+        })
+        .await;
+    // A document is closed even when the script could not run to its end.
+    let open = reporter.end();
+    (summary, !open || reporter.closed())
 }
 
 /// The script's name and text: `-c`, a file, or standard input. Only regular files (and

@@ -1,13 +1,13 @@
 //! [`RowPrinter`]: a query's rows printed as they arrive. A result that ends quickly
 //! (within a second, a thousand rows) is printed whole, exactly as a gathered one; a
 //! longer one starts printing then, with the column widths of the rows seen so far, and
-//! goes on row by row (JSON as an array spread over lines, CSV line by line). At a
-//! terminal a running row count sits on standard error while rows stream. A reader that
-//! went away (`| head`) stops the query.
+//! goes on row by row (CSV and raw values line by line). At a terminal a running row
+//! count sits on standard error while rows stream. A reader that went away (`| head`)
+//! stops the query. JSON is `json_print`'s.
 
 use crate::args::OutputFormat;
 use crate::output::{Stdout, err_line};
-use crate::render::{cells, expanded, format_batches};
+use crate::render::{cells, expanded, format_batches, raw_lines};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use std::io::{IsTerminal, Write};
@@ -33,6 +33,8 @@ pub struct RowPrinter {
     footer: std::sync::atomic::AtomicBool,
     /// Table headers in bold.
     colour: std::sync::atomic::AtomicBool,
+    /// Result sets begun so far (CSV and raw sets are separated by a blank line).
+    sets: std::sync::atomic::AtomicUsize,
     state: Mutex<Printing>,
 }
 
@@ -47,8 +49,6 @@ struct Printing {
     streaming: bool,
     /// The table's column widths, once streaming.
     widths: Vec<usize>,
-    /// Rows printed while streaming (JSON puts a comma before all but the first).
-    printed: u64,
     count_shown: bool,
     /// Tables print each row as a record of `column | value` lines (`\x`), as it
     /// arrives.
@@ -63,6 +63,7 @@ impl RowPrinter {
             counting: std::io::stderr().is_terminal(),
             footer: std::sync::atomic::AtomicBool::new(false),
             colour: std::sync::atomic::AtomicBool::new(false),
+            sets: std::sync::atomic::AtomicUsize::new(0),
             state: Mutex::new(Printing::default()),
         }
     }
@@ -74,6 +75,13 @@ impl RowPrinter {
 
     fn coloured(&self) -> bool {
         self.colour.load(std::sync::atomic::Ordering::Relaxed) && self.format == OutputFormat::Table
+    }
+
+    /// A result set begins: whether it follows another one in a format whose sets are
+    /// separated by a blank line (CSV, raw).
+    pub fn set_begins(&self) -> bool {
+        let before = self.sets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        before > 0 && matches!(self.format, OutputFormat::Csv | OutputFormat::Raw)
     }
 
     /// End every table with psql's `(N rows)` on the output.
@@ -106,7 +114,11 @@ impl RowPrinter {
             } else {
                 held
             };
+            if self.set_begins() {
+                p.out.line("");
+            }
             match format_batches(self.format, &batches) {
+                Ok(text) if text.is_empty() => {}
                 Ok(text) => {
                     let text = if self.coloured() {
                         crate::colour::table(&text)
@@ -152,8 +164,11 @@ impl RowPrinter {
         let Some(schema) = p.schema.clone() else {
             return;
         };
+        if self.set_begins() {
+            p.out.line("");
+        }
         let widths = match self.format {
-            OutputFormat::Table => {
+            OutputFormat::Table | OutputFormat::Json | OutputFormat::Jsonl => {
                 let mut widths: Vec<usize> = schema
                     .fields()
                     .iter()
@@ -178,10 +193,7 @@ impl RowPrinter {
                 p.out.line(&rule);
                 widths
             }
-            OutputFormat::Json => {
-                p.out.write("[");
-                Vec::new()
-            }
+            OutputFormat::Raw => Vec::new(),
             OutputFormat::Csv => {
                 let header: Vec<String> =
                     schema.fields().iter().map(|f| csv_cell(f.name())).collect();
@@ -199,22 +211,17 @@ impl RowPrinter {
     fn print(&self, p: &mut Printing, batch: &RecordBatch) {
         p.clear_count();
         match self.format {
-            OutputFormat::Table => {
+            OutputFormat::Table | OutputFormat::Json | OutputFormat::Jsonl => {
                 for row in cells(batch) {
                     let line = table_line(&row, &p.widths);
                     p.out.line(&line);
                 }
             }
-            OutputFormat::Json => match json_rows(batch) {
-                Ok(rows) => {
-                    for row in rows {
-                        let sep = if p.printed == 0 { "\n" } else { ",\n" };
-                        p.out.write(&format!("{sep}{row}"));
-                        p.printed += 1;
-                    }
+            OutputFormat::Raw => {
+                if batch.num_rows() > 0 {
+                    p.out.line(&raw_lines(std::slice::from_ref(batch)));
                 }
-                Err(e) => err_line(&format!("error: cannot print the result: {e}")),
-            },
+            }
             OutputFormat::Csv => {
                 match format_batches(OutputFormat::Csv, std::slice::from_ref(batch)) {
                     // Without its header line.
@@ -234,7 +241,7 @@ impl RowPrinter {
 
     fn close(&self, p: &mut Printing) {
         match self.format {
-            OutputFormat::Table => {
+            OutputFormat::Table | OutputFormat::Json | OutputFormat::Jsonl => {
                 let rule = rule(&p.widths);
                 // The row count follows a streamed table, unless its reader has gone.
                 if p.out.line(&rule) {
@@ -246,10 +253,7 @@ impl RowPrinter {
                     }
                 }
             }
-            OutputFormat::Json => {
-                p.out.line("\n]");
-            }
-            OutputFormat::Csv => {}
+            OutputFormat::Csv | OutputFormat::Raw => {}
         }
     }
 }
@@ -371,18 +375,6 @@ fn csv_cell(text: &str) -> String {
     } else {
         text.to_string()
     }
-}
-
-/// Each row as one line of JSON.
-fn json_rows(batch: &RecordBatch) -> Result<Vec<String>, String> {
-    let mut buf = Vec::new();
-    {
-        let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut buf);
-        w.write(batch).map_err(|e| e.to_string())?;
-        w.finish().map_err(|e| e.to_string())?;
-    }
-    let text = String::from_utf8(buf).map_err(|e| e.to_string())?;
-    Ok(text.lines().map(str::to_string).collect())
 }
 
 #[cfg(test)]

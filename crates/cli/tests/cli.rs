@@ -49,7 +49,8 @@ fn run_persists_and_the_next_run_sees_it() {
         None,
     );
     assert_eq!(out.status.code(), Some(0));
-    let rows: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    let rows = &doc[0]["rows"];
     assert_eq!(rows[0]["name"], "orders");
     assert_eq!(rows[0]["profile"], "k");
     let out = tributary(
@@ -294,7 +295,7 @@ fn the_quickstart_runs_and_runs_again() {
         "| orders          | kafka     | source | local_kafka | json",
         "| event_time  | TIMESTAMP(9) | no       | no          | WATERMARK AS event_time - INTERVAL '5' SECOND |",
         "| partition   | INT          | yes      | no          | METADATA FROM 'partition'",
-        "|     partition INT METADATA FROM 'partition',",
+        "\n    partition INT METADATA FROM 'partition',",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in\n{out}");
     }

@@ -108,7 +108,7 @@ fn no_output_format_prints_a_secret() {
     );
     let out = tributary(&catalog, &["run", "-c", &setup], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    for format in ["table", "json", "csv"] {
+    for format in ["table", "json", "jsonl", "csv", "raw"] {
         for sql in [
             "SHOW CONNECTION PROFILES",
             "DESCRIBE CONNECTION PROFILE k",

@@ -4,89 +4,15 @@
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const TOKEN: &str = "e2e-token-0123456789";
+mod common;
+
+use common::server::{Server, TOKEN};
+
 const REDIS_PASSWORD: &str = "e2e-redis-pass-Zq81";
-
-/// A `tributary serve` process on a free loopback port; stopped (SIGTERM) on drop.
-struct Server {
-    child: Option<Child>,
-    url: String,
-    log: PathBuf,
-}
-
-impl Server {
-    /// Start the server on `catalog` and wait until it has announced its address.
-    fn start(catalog: &Path, log: PathBuf) -> Self {
-        let notice = catalog.join("tributary.server");
-        let _ = std::fs::remove_file(&notice);
-        let child = Command::new(env!("CARGO_BIN_EXE_tributary"))
-            .arg("--catalog")
-            .arg(catalog)
-            .args(["--token", TOKEN, "serve", "--bind", "127.0.0.1:0"])
-            .env_remove("TRIBUTARY_CATALOG")
-            .env_remove("TRIBUTARY_TOKENS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let url = loop {
-            if let Ok(text) = std::fs::read_to_string(&notice)
-                && let Some(url) = text.lines().next()
-                && text.lines().count() >= 2
-            {
-                break url.to_string();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the server did not announce itself: {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        Self {
-            child: Some(child),
-            url,
-            log,
-        }
-    }
-
-    /// Stop with SIGTERM, as a service manager would; the exit status.
-    fn stop(&mut self) -> Option<i32> {
-        let mut child = self.child.take()?;
-        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                return status.code();
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the server did not stop on SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
 
 /// A Redis that requires a password, on a free port, for this test alone.
 struct Redis {
@@ -554,10 +480,10 @@ fn a_served_catalog_lives_through_a_restart_and_serves_the_cli() {
         out.contains("\"cache\"") && out.contains("\"two\":2") && out.contains("ticks_23"),
         "{out}"
     );
+    // In JSON, the failure is in the document, with its code, as the server sent it.
     assert!(
-        text(&local_run.stderr).contains("nope"),
-        "{}",
-        text(&local_run.stderr)
+        out.contains("nope") && out.contains("\"code\":\"PLAN_ERROR\""),
+        "{out}"
     );
     assert!(
         text(&local_check.stderr).contains("nope"),

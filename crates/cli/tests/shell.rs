@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
+mod common;
+
+use common::server::{Server, TOKEN};
 use rexpect::session::PtySession;
 use std::path::Path;
 use std::process::Command;
@@ -33,11 +36,17 @@ fn catalog(dir: &Path) -> std::path::PathBuf {
 /// The shell over `catalog` in an 80×24 pseudo-terminal, at its first prompt; results
 /// are not paged unless `env` names a `PAGER`.
 fn shell(dir: &Path, catalog: &Path, env: &[(&str, &str)]) -> PtySession {
+    shell_with(dir, &["--catalog", &catalog.to_string_lossy()], env)
+}
+
+/// The shell with `args` before `repl`, as [`shell`] starts it.
+fn shell_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> PtySession {
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
-        .arg("stty cols 80 rows 24 && exec \"$0\" --catalog \"$1\" repl")
+        .arg("stty cols 80 rows 24 && exec \"$@\" repl")
+        .arg("sh")
         .arg(env!("CARGO_BIN_EXE_tributary"))
-        .arg(catalog)
+        .args(args)
         .env("PAGER", "cat")
         .env("TERM", "xterm")
         .env("HOME", dir)
@@ -119,6 +128,64 @@ fn tab_completes_names_options_and_values_where_they_fit() {
     // Backslash commands complete too.
     typed(&mut p, "\\tim\t");
     p.exp_string("\\timing").unwrap();
+    clear(&mut p);
+    p.send_line("\\q").unwrap();
+    p.exp_eof().unwrap();
+}
+
+/// Wait until `server` has listed its tables `times` times, and the shell has had a
+/// moment to take the answer in.
+fn server_listed(server: &Server, times: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server
+        .log()
+        .matches("method=GET path=/api/v1/connection_tables")
+        .count()
+        < times
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the shell never listed the server's tables: {}",
+            server.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+}
+
+#[test]
+fn over_a_server_tab_completes_its_tables_columns_and_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path());
+    let server = Server::start(&catalog, dir.path().join("server.log"));
+    let mut p = shell_with(
+        dir.path(),
+        &["--server", &server.url, "--token", TOKEN],
+        &[],
+    );
+    // The names arrive in the background, once the server has answered.
+    server_listed(&server, 1);
+    typed(&mut p, "SELECT * FROM ord\t\t");
+    p.exp_string("order_lines").unwrap();
+    p.exp_string("orders").unwrap();
+    clear(&mut p);
+    typed(&mut p, "SELECT  FROM order_lines");
+    typed(&mut p, &"\x1b[D".repeat(" FROM order_lines".len()));
+    typed(&mut p, "\t\t");
+    p.exp_string("line_id").unwrap();
+    p.exp_string("qty").unwrap();
+    clear(&mut p);
+    typed(&mut p, "DROP CONNECTION PROFILE pr\t");
+    p.exp_string("prod").unwrap();
+    clear(&mut p);
+    // A table created through the shell is offered after that input.
+    p.send_line("CREATE TABLE zebra WITH (connector = 'impulse', event_rate = '1');")
+        .unwrap();
+    p.exp_string("CREATE TABLE").unwrap();
+    fresh_prompt(&mut p);
+    server_listed(&server, 2);
+    typed(&mut p, "SELECT * FROM zeb\t");
+    p.exp_string("zebra").unwrap();
     clear(&mut p);
     p.send_line("\\q").unwrap();
     p.exp_eof().unwrap();

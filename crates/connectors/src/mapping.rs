@@ -16,8 +16,8 @@ use tributary_types::options::{
     expected, not_allowed, quote_key, quoted_list, to_bool, to_f64, to_i64,
 };
 use tributary_types::{
-    Diagnostic, OptionEntry, OptionValue, Span, SqlOption, WithOptions, contains_env_reference,
-    looks_secret, parse_data_size, parse_interval_micros,
+    Diagnostic, OptionEntry, OptionValue, Span, SqlOption, WithOptions, codes,
+    contains_env_reference, looks_secret, parse_data_size, parse_interval_micros,
 };
 
 /// A connector's compiled schema: the document, its validator, and one validator per leaf
@@ -101,6 +101,19 @@ impl MapRequest<'_> {
 /// Map the options of `req.specs` out of `opts` into a validated JSON config. Options the
 /// specs do not know are left in `opts`.
 pub fn map_options(
+    req: MapRequest<'_>,
+    opts: &mut WithOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> MappedOptions {
+    let first = diags.len();
+    let out = map_options_coded(req, opts, diags);
+    // Whatever rule found it, a problem with an option's value is an invalid option,
+    // unless that rule said more precisely what it is.
+    codes::fill(&mut diags[first..], codes::INVALID_OPTION);
+    out
+}
+
+fn map_options_coded(
     req: MapRequest<'_>,
     opts: &mut WithOptions,
     diags: &mut Vec<Diagnostic>,
@@ -237,7 +250,8 @@ pub fn map_options(
                             spec.key
                         ))
                         .with_span(o.key_span)
-                        .with_help(format!("Keep one of {}.", quoted_list(&group(spec)))),
+                        .with_help(format!("Keep one of {}.", quoted_list(&group(spec))))
+                        .with_code(codes::CONFLICTING_OPTIONS),
                     );
                     continue;
                 }
@@ -296,7 +310,8 @@ pub fn map_options(
                         .with_help(format!(
                             "Add one of {} to the WITH clause.",
                             quoted_list(&keys)
-                        )),
+                        ))
+                        .with_code(codes::MISSING_OPTION),
                     );
                 }
             }
@@ -389,6 +404,7 @@ fn env_not_allowed(o: &SqlOption) -> Diagnostic {
     .with_help(
         "Write the value itself; DESCRIBE CONNECTOR marks the options that accept {{ VAR }}.",
     )
+    .with_code(codes::SECRET)
 }
 
 fn only_applies(spec: &OptionSpec, o: &SqlOption) -> Diagnostic {
@@ -399,6 +415,7 @@ fn only_applies(spec: &OptionSpec, o: &SqlOption) -> Diagnostic {
     Diagnostic::error(format!("option '{}' only applies when {cond}", spec.key))
         .with_span(o.key_span)
         .with_help("Remove the option, or change the selecting option.")
+        .with_code(codes::CONFLICTING_OPTIONS)
 }
 
 /// `prefix0`, `prefix1`, ... into an array, in index order, without gaps.
@@ -491,7 +508,8 @@ fn missing(req: MapRequest<'_>, spec: &OptionSpec, info: Option<&PropertyInfo<'_
         "missing required option '{}' for {} of connector '{}'",
         spec.key, req.object, req.connector
     ))
-    .with_span(req.missing_span);
+    .with_span(req.missing_span)
+    .with_code(codes::MISSING_OPTION);
     if let Some(c) = spec.when {
         d = d.with_note(format!(
             "it is required when {} is {}",
@@ -683,7 +701,8 @@ fn branch_errors(req: MapRequest<'_>, out: &MappedOptions, path: &str) -> Vec<Di
                     req.object,
                     req.connector
                 ))
-                .with_span(req.missing_span),
+                .with_span(req.missing_span)
+                .with_code(codes::MISSING_OPTION),
             }
         })
         .collect()
@@ -735,7 +754,8 @@ fn schema_error(
                     req.object,
                     req.connector
                 ))
-                .with_span(req.missing_span),
+                .with_span(req.missing_span)
+                .with_code(codes::MISSING_OPTION),
             }
         }
         ValidationErrorKind::Enum { options } => {

@@ -91,13 +91,31 @@ pub enum TestCode {
     Unsupported,
 }
 
+impl TestCode {
+    /// The diagnostic code of a stage that ended so.
+    pub fn code(self) -> tributary_types::codes::Code {
+        use tributary_types::codes;
+        match self {
+            TestCode::MissingVariable => codes::TEST_MISSING_VARIABLE,
+            TestCode::DnsUnresolved => codes::TEST_DNS_UNRESOLVED,
+            TestCode::ConnectRefused => codes::TEST_CONNECT_REFUSED,
+            TestCode::Timeout => codes::TEST_TIMEOUT,
+            TestCode::AuthFailed => codes::TEST_AUTH_FAILED,
+            TestCode::TlsFailed => codes::TEST_TLS_FAILED,
+            TestCode::NotFound => codes::NOT_FOUND,
+            TestCode::PermissionDenied => codes::TEST_PERMISSION_DENIED,
+            TestCode::Empty => codes::TEST_EMPTY,
+            TestCode::DecodeFailed => codes::TEST_DECODE_FAILED,
+            TestCode::BadResponse => codes::TEST_BAD_RESPONSE,
+            TestCode::NotTestable => codes::TEST_NOT_TESTABLE,
+            TestCode::Unsupported => codes::UNSUPPORTED,
+        }
+    }
+}
+
 impl fmt::Display for TestCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        f.write_str(&text)
+        f.write_str(self.code().as_str())
     }
 }
 
@@ -558,6 +576,30 @@ pub fn is_dns_error(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_test_code_is_written_as_its_diagnostic_code() {
+        use TestCode::*;
+        for code in [
+            MissingVariable,
+            DnsUnresolved,
+            ConnectRefused,
+            Timeout,
+            AuthFailed,
+            TlsFailed,
+            NotFound,
+            PermissionDenied,
+            Empty,
+            DecodeFailed,
+            BadResponse,
+            NotTestable,
+            Unsupported,
+        ] {
+            // Written the same in a test's JSON and as a diagnostic's code.
+            let json = serde_json::to_value(code).expect("a code serialises");
+            assert_eq!(json.as_str(), Some(code.code().as_str()));
+        }
+    }
 
     #[test]
     fn missing_variables_fail_the_resolve_stage_by_name() {

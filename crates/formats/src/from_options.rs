@@ -61,6 +61,15 @@ pub enum SchemaSource {
 /// problem is reported; options of a format other than the chosen one are left in `opts`
 /// and so reported as unknown later.
 pub fn format_from_options(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> FormatOptions {
+    let first = diags.len();
+    let out = read_format_options(opts, diags);
+    // An option's wrong type or value was coded where it was found; the rest are about
+    // the format and its schema text.
+    tributary_types::codes::fill(&mut diags[first..], tributary_types::codes::INVALID_FORMAT);
+    out
+}
+
+fn read_format_options(opts: &mut WithOptions, diags: &mut Vec<Diagnostic>) -> FormatOptions {
     let mut out = FormatOptions::default();
     match opts.take_string("format") {
         Err(d) => diags.push(d),

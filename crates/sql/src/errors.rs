@@ -1,7 +1,7 @@
 //! DataFusion errors as user-facing text and diagnostics.
 
 use datafusion::error::DataFusionError;
-use tributary_types::{Diagnostic, Span};
+use tributary_types::{Diagnostic, Span, codes};
 
 /// The innermost, user-meaningful message of a DataFusion error, without DataFusion's
 /// category prefixes and with a lowercase first letter.
@@ -71,7 +71,26 @@ pub fn datafusion_diagnostic(e: &DataFusionError, statement: Span) -> Diagnostic
     let span = df_span(e)
         .map(|s| s.offset_by(statement.start))
         .unwrap_or(statement);
-    Diagnostic::error(datafusion_message(e)).with_span(span)
+    Diagnostic::error(datafusion_message(e))
+        .with_span(span)
+        .with_code(datafusion_code(e))
+}
+
+/// The code for a DataFusion error of its own: planning, a missing feature, or a
+/// failure while running.
+fn datafusion_code(e: &DataFusionError) -> codes::Code {
+    match e {
+        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
+            datafusion_code(inner)
+        }
+        DataFusionError::Shared(inner) => datafusion_code(inner),
+        DataFusionError::Plan(_)
+        | DataFusionError::SchemaError(..)
+        | DataFusionError::Configuration(_) => codes::PLAN_ERROR,
+        DataFusionError::NotImplemented(_) => codes::UNSUPPORTED,
+        DataFusionError::ResourcesExhausted(_) => codes::LIMIT_EXCEEDED,
+        _ => codes::EXECUTION_ERROR,
+    }
 }
 
 fn find_ours(e: &DataFusionError) -> Option<&Diagnostic> {

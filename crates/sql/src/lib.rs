@@ -26,6 +26,7 @@ pub mod parser;
 pub mod preview;
 mod provider;
 pub mod render;
+pub mod report;
 mod sample_rows;
 mod session;
 mod sinks;

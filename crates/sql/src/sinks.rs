@@ -82,7 +82,8 @@ pub(crate) async fn window_into_timestamp(
         .with_help(format!(
             "Take one end of the window: name it in a subquery and select w.start (or w.end), or write tumble(...)['start'] AS {}.",
             target.name
-        )),
+        ))
+        .with_code(tributary_types::codes::PLAN_ERROR),
     )
 }
 
@@ -128,7 +129,8 @@ pub(crate) async fn insert_target(
                 return Err(vec![
                     Diagnostic::error(format!("column '{}' of the query has type {}, which cannot be written to a connection table", f.name(), f.data_type()))
                         .with_span(span)
-                        .with_help("CAST it to a supported type, such as TEXT or BIGINT."),
+                        .with_help("CAST it to a supported type, such as TEXT or BIGINT.")
+                        .with_code(tributary_types::codes::PLAN_ERROR),
                 ]);
             }
         }
@@ -162,7 +164,8 @@ pub(crate) async fn insert_target(
                 shape(&table.schema.fields)
             ))
             .with_note(format!("this query produces ({})", shape(&fields)))
-            .with_help("Select the same column names and types, using aliases and CASTs."),
+            .with_help("Select the same column names and types, using aliases and CASTs.")
+            .with_code(tributary_types::codes::PLAN_ERROR),
         ]);
     }
     Ok(Some(InsertTarget {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tributary_connectors::probe::{Outcome, Probe, Stage, TestCode, TestEvent};
 use tributary_connectors::registry;
 use tributary_types::{
-    ConnectionProfile, ConnectionTable, ConnectionType, Diagnostic, Format, LastTest, Span,
+    ConnectionProfile, ConnectionTable, ConnectionType, Diagnostic, Format, LastTest, Span, codes,
     parse_interval_micros,
 };
 
@@ -246,6 +246,7 @@ pub(crate) fn event_notes(events: &[TestEvent], span: Span) -> Vec<Diagnostic> {
                 e.stage, e.message, e.elapsed_ms
             ))
             .with_span(span)
+            .with_code(e.code.map_or(codes::INFO, TestCode::code))
         })
         .collect()
 }
@@ -258,7 +259,8 @@ pub(crate) fn failure_diagnostic(what: &str, tested: &Tested, span: Span) -> Opt
         "the connection test of {what} failed at stage '{}' [{code}]: {}",
         failed.stage, failed.message
     ))
-    .with_span(span);
+    .with_span(span)
+    .with_code(code.code());
     for e in tested
         .events
         .iter()

@@ -25,7 +25,8 @@ fn nested_type(
             shorten(column)
         ))
         .with_span(span)
-        .with_help("Flatten the type, or store the deepest part as JSON."));
+        .with_help("Flatten the type, or store the deepest part as JSON.")
+        .with_code(tributary_types::codes::INVALID_SCHEMA));
     }
     let field_type =
         |column: &str, dt: &DataType, span: Span| nested_type(column, dt, span, depth + 1);
@@ -34,6 +35,7 @@ fn nested_type(
             .with_span(span)
             .with_note("connection tables hold INT, BIGINT, their UNSIGNED forms, FLOAT, DOUBLE, DECIMAL, BOOLEAN, TEXT, BYTEA, TIMESTAMP, DATE, TIME, JSON, STRUCT<..>, arrays and MAP(K, V)")
             .with_help(format!("Use {instead} instead."))
+            .with_code(tributary_types::codes::INVALID_SCHEMA)
     };
     Ok(match dt {
         D::Boolean | D::Bool => FieldType::Bool,
@@ -66,6 +68,7 @@ fn nested_type(
                     Diagnostic::error(format!("column '{column}' has timestamp precision {p}, but only 0, 3, 6 and 9 are supported"))
                         .with_span(span)
                         .with_help("Use TIMESTAMP(3) for milliseconds, TIMESTAMP(6) for microseconds or TIMESTAMP(9) for nanoseconds.")
+                        .with_code(tributary_types::codes::INVALID_SCHEMA)
                 })?,
             };
             FieldType::Timestamp { unit }
@@ -84,7 +87,8 @@ fn nested_type(
                     "column '{column}' has an invalid DECIMAL({precision}, {scale})"
                 ))
                 .with_span(span)
-                .with_help("Precision must be 1 to 38 and scale 0 to the precision."));
+                .with_help("Precision must be 1 to 38 and scale 0 to the precision.")
+                .with_code(tributary_types::codes::INVALID_SCHEMA));
             }
             FieldType::Decimal128 {
                 precision: precision as u8,
@@ -106,7 +110,8 @@ fn nested_type(
                         "column '{column}' has a STRUCT field without a name"
                     ))
                     .with_span(span)
-                    .with_help("Name every field: STRUCT<a INT, b TEXT>."));
+                    .with_help("Name every field: STRUCT<a INT, b TEXT>.")
+                    .with_code(tributary_types::codes::INVALID_SCHEMA));
                 };
                 let name = if name.quote_style.is_some() {
                     name.value.clone()
@@ -138,6 +143,7 @@ fn nested_type(
                     Diagnostic::error(format!("column '{column}' has time precision {p}, but only 0, 3, 6 and 9 are supported"))
                         .with_span(span)
                         .with_help("Use TIME(3) for milliseconds, TIME(6) for microseconds or TIME(9) for nanoseconds.")
+                        .with_code(tributary_types::codes::INVALID_SCHEMA)
                 })?,
             };
             FieldType::Time { unit }
@@ -161,7 +167,8 @@ fn nested_type(
                     "column '{column}' has map key type {key_type}, but map keys must be scalars"
                 ))
                 .with_span(span)
-                .with_help("Use a scalar key such as MAP(TEXT, INT)."));
+                .with_help("Use a scalar key such as MAP(TEXT, INT).")
+                .with_code(tributary_types::codes::INVALID_SCHEMA));
             }
             FieldType::map(
                 key_type,
@@ -172,7 +179,8 @@ fn nested_type(
         other => {
             return Err(Diagnostic::error(format!("unsupported SQL type '{other}' for column '{column}'"))
                 .with_span(span)
-                .with_help("Use one of INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), BOOLEAN, TEXT, BYTEA, TIMESTAMP, DATE, TIME, JSON, STRUCT<..>, T[] or MAP(K, V)."));
+                .with_help("Use one of INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), BOOLEAN, TEXT, BYTEA, TIMESTAMP, DATE, TIME, JSON, STRUCT<..>, T[] or MAP(K, V).")
+                .with_code(tributary_types::codes::INVALID_SCHEMA));
         }
     })
 }

@@ -53,6 +53,23 @@ impl TributaryDb {
     }
 }
 
+/// Every diagnostic the files meet must carry a code more precise than the general
+/// `INVALID`, which marks a rule that forgot to say what it found.
+fn precisely_coded(diags: &[tributary_types::Diagnostic]) -> Result<(), EngineError> {
+    for d in diags {
+        match d.code {
+            Some(code) if code != tributary_types::codes::INVALID => {}
+            other => {
+                return Err(EngineError::Engine(format!(
+                    "diagnostic '{}' has code {other:?}: give it a precise code from tributary_types::codes",
+                    d.message
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A row whose cells span several lines (plans, CREATE statements) becomes one row of the
 /// first lines followed by one single-cell row per further line, so expected results stay
 /// readable.
@@ -82,7 +99,16 @@ impl sqllogictest::AsyncDB for TributaryDb {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
-        let mut results = self.session.execute(sql).await?;
+        let mut results = match self.session.execute(sql).await {
+            Ok(results) => results,
+            Err(e) => {
+                precisely_coded(&e.diagnostics)?;
+                return Err(e.into());
+            }
+        };
+        for r in &results {
+            precisely_coded(&r.warnings)?;
+        }
         let Some(last) = results.pop() else {
             return Ok(DBOutput::StatementComplete(0));
         };

@@ -33,6 +33,9 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     /// How to fix it, as a full sentence.
     pub help: Option<String>,
+    /// What kind of problem it is, from [`crate::codes`], for programs to match on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<crate::codes::Code>,
 }
 
 impl Diagnostic {
@@ -44,6 +47,7 @@ impl Diagnostic {
             span: None,
             notes: vec![],
             help: None,
+            code: None,
         }
     }
 
@@ -88,6 +92,21 @@ impl Diagnostic {
     /// Set the help sentence.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Set the code (one of [`crate::codes`]).
+    pub fn with_code(mut self, code: crate::codes::Code) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// Set the code only when none is set yet: a funnel's general code never hides a
+    /// more precise one given where the problem was found.
+    pub fn or_code(mut self, code: crate::codes::Code) -> Self {
+        if self.code.is_none() {
+            self.code = Some(code);
+        }
         self
     }
 

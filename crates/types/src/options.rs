@@ -80,7 +80,8 @@ impl WithOptions {
                         "first specified at line {}, column {}",
                         first.key_span.start.line, first.key_span.start.column
                     ))
-                    .with_help("Remove one of the two settings."),
+                    .with_help("Remove one of the two settings.")
+                    .with_code(crate::codes::CONFLICTING_OPTIONS),
                 );
                 continue;
             }
@@ -92,7 +93,8 @@ impl WithOptions {
                     ))
                     .with_span(opt.value_span)
                     .with_note("SHOW CREATE and DESCRIBE never print secrets, so their output cannot give one back")
-                    .with_help("Give the secret itself, or a reference to an environment variable such as '{{ KAFKA_PASSWORD }}'."),
+                    .with_help("Give the secret itself, or a reference to an environment variable such as '{{ KAFKA_PASSWORD }}'.")
+                    .with_code(crate::codes::SECRET),
                 );
             }
             index.insert(opt.key.clone(), items.len());
@@ -235,6 +237,7 @@ pub fn expected(o: &SqlOption, what: &str, example: &str) -> Diagnostic {
     ))
     .with_span(o.value_span)
     .with_help(format!("Write it as {} = {example}.", quote_key(&o.key)))
+    .with_code(crate::codes::INVALID_OPTION)
 }
 
 /// `key` as it must be written in a WITH clause (dotted keys quoted).
@@ -254,7 +257,8 @@ pub fn not_allowed(key: &str, value: &str, allowed: &[&str], span: Span) -> Diag
         shorten(value)
     ))
     .with_span(span)
-    .with_note(format!("allowed values are {}", quoted_list(allowed)));
+    .with_note(format!("allowed values are {}", quoted_list(allowed)))
+    .with_code(crate::codes::INVALID_OPTION);
     match crate::suggest::closest(value, allowed.iter().copied()) {
         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
         None => d.with_help(format!("Use one of {}.", quoted_list(allowed))),

@@ -55,6 +55,10 @@ impl ApiStatus {
 pub struct ApiDiagnostic {
     /// `error`, `warning` or `note`.
     pub severity: String,
+    /// What kind of problem it is (`UNKNOWN_OPTION`; the codes are listed in
+    /// docs/cli.md), for programs to match on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// What is wrong (or worth knowing).
     pub message: String,
     /// Further facts.
@@ -110,6 +114,7 @@ impl ApiDiagnostic {
                 Severity::Note => "note",
             }
             .into(),
+            code: d.code.map(|c| c.as_str().to_string()),
             message: d.message.clone(),
             notes: d.notes.clone(),
             hint: d.help.clone(),
@@ -131,6 +136,10 @@ impl ApiDiagnostic {
         };
         d.notes = self.notes.clone();
         d.help = self.hint.clone();
+        d.code = self
+            .code
+            .as_deref()
+            .and_then(tributary_types::codes::Code::parse);
         if let (Some(line), Some(column)) = (self.line, self.column) {
             let start = tributary_types::Location::new(line, column);
             let end = tributary_types::Location::new(
@@ -146,6 +155,7 @@ impl ApiDiagnostic {
     pub fn body_warning(message: String, path: String) -> Self {
         Self {
             severity: "warning".into(),
+            code: Some(tributary_types::codes::ADVICE.as_str().into()),
             message,
             notes: vec![],
             hint: None,

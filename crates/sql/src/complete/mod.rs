@@ -11,11 +11,13 @@
 //! a keystroke costs a prefix filter, not a catalog scan.
 
 mod context;
-mod lexer;
+pub(crate) mod lexer;
 mod live;
+mod names;
 mod options;
 
 pub use live::{BackgroundLiveNames, LOOKUP_TIMEOUT};
+pub use names::{NameSnapshot, NameSource, SnapshotTable, StoreNames};
 
 use context::{Context, TableRef};
 use std::collections::HashMap;
@@ -81,7 +83,7 @@ pub type LiveNames = Arc<dyn Fn(&str) -> Option<Vec<String>> + Send + Sync>;
 
 /// Completes statements against one catalog.
 pub struct Completer {
-    store: Arc<dyn CatalogStore>,
+    names: Arc<dyn NameSource>,
     live: Option<LiveNames>,
     cache: Mutex<Cached>,
 }
@@ -110,8 +112,13 @@ const MAX_CANDIDATES: usize = 500;
 impl Completer {
     /// A completer over `store`.
     pub fn new(store: Arc<dyn CatalogStore>) -> Self {
+        Self::over(Arc::new(StoreNames(store)))
+    }
+
+    /// A completer over the names `names` gives (a server's, say).
+    pub fn over(names: Arc<dyn NameSource>) -> Self {
         Self {
-            store,
+            names,
             live: None,
             cache: Mutex::new(Cached::default()),
         }
@@ -286,25 +293,18 @@ impl Completer {
     #[allow(clippy::type_complexity)]
     fn names(&self) -> (Arc<Vec<(String, String)>>, Arc<Vec<(String, String)>>) {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let generation = self.store.generation();
+        let generation = self.names.generation();
         if cache.generation != Some(generation) {
             // Names only: decoding every table for its connector would cost a catalog
             // scan per change at 10,000 tables.
             let mut tables: Vec<(String, String)> = self
-                .store
+                .names
                 .table_names()
-                .unwrap_or_default()
                 .into_iter()
                 .map(|name| (name, String::new()))
                 .collect();
             tables.sort();
-            let mut profiles: Vec<(String, String)> = self
-                .store
-                .profiles()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|p| (p.name, p.connector))
-                .collect();
+            let mut profiles = self.names.profiles();
             profiles.sort();
             *cache = Cached {
                 generation: Some(generation),
@@ -324,24 +324,7 @@ impl Completer {
         if let Some(c) = cache.columns.get(&key) {
             return c.clone();
         }
-        let columns: Vec<(String, String)> = match self.store.table_by_name(name) {
-            Ok(Some(t)) => {
-                let mut c: Vec<(String, String)> = t
-                    .schema
-                    .fields
-                    .iter()
-                    .map(|f| (f.name.clone(), f.field_type.sql_name()))
-                    .collect();
-                c.extend(
-                    t.virtual_columns
-                        .iter()
-                        .map(|v| (v.name.clone(), v.field_type.sql_name())),
-                );
-                c
-            }
-            _ => Vec::new(),
-        };
-        let columns = Arc::new(columns);
+        let columns = Arc::new(self.names.columns(name));
         cache.columns.insert(key, columns.clone());
         columns
     }

@@ -18,9 +18,11 @@ pub(crate) fn finish_columns(
     cols: &mut Columns,
     diags: &mut Vec<Diagnostic>,
 ) {
+    let first = diags.len();
     primary_key(stmt, cols, diags);
     virtual_columns(state, stmt, cols, diags);
     watermark(state, stmt, cols, diags);
+    tributary_types::codes::fill(&mut diags[first..], tributary_types::codes::INVALID_SCHEMA);
 }
 
 /// Virtual columns see the physical and metadata columns, as in Arroyo.

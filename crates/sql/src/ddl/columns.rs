@@ -91,6 +91,13 @@ pub(crate) fn declare_columns(
     c: &dyn Connector,
     diags: &mut Vec<Diagnostic>,
 ) -> Columns {
+    let first = diags.len();
+    let cols = declared_columns(stmt, c, diags);
+    tributary_types::codes::fill(&mut diags[first..], tributary_types::codes::INVALID_SCHEMA);
+    cols
+}
+
+fn declared_columns(stmt: &CreateTable, c: &dyn Connector, diags: &mut Vec<Diagnostic>) -> Columns {
     let mut cols = Columns::default();
     for (position, col) in stmt.columns.iter().enumerate() {
         if stmt.star.is_some_and(|(at, _)| at == position) {

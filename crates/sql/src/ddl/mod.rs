@@ -24,11 +24,19 @@ pub(crate) use registry::{
 pub(crate) use table::build_table;
 
 use tributary_catalog::{CatalogError, ObjectKind};
-use tributary_types::{Diagnostic, Span};
+use tributary_types::{Diagnostic, Span, codes};
 
 /// A catalog error as a diagnostic about the statement at `span`.
 pub(crate) fn catalog_diagnostic(e: CatalogError, span: Span) -> Diagnostic {
-    let d = Diagnostic::error(e.to_string()).with_span(span);
+    let code = match &e {
+        CatalogError::AlreadyExists { .. } => codes::ALREADY_EXISTS,
+        CatalogError::NotFound { .. } => codes::NOT_FOUND,
+        CatalogError::ProfileInUse { .. } => codes::IN_USE,
+        _ => codes::CATALOG,
+    };
+    let d = Diagnostic::error(e.to_string())
+        .with_span(span)
+        .with_code(code);
     match e {
         CatalogError::AlreadyExists { kind: ObjectKind::Table, .. } => {
             d.with_help("Choose another name, drop the existing table first, or write CREATE TABLE IF NOT EXISTS.")

@@ -42,10 +42,12 @@ pub(crate) fn connector_option(
                     .with_help(format!(
                         "Did you mean 'connector'? Write connector = '{}'.",
                         tributary_types::limits::shorten(&o.value.as_text())
-                    )),
+                    ))
+                    .with_code(tributary_types::codes::MISSING_OPTION),
                 None => Diagnostic::error("missing required option 'connector'")
                     .with_span(missing_span)
-                    .with_help("Add connector = 'kafka' (or another connector; SHOW CONNECTORS lists them)."),
+                    .with_help("Add connector = 'kafka' (or another connector; SHOW CONNECTORS lists them).")
+                    .with_code(tributary_types::codes::MISSING_OPTION),
             };
             diags.push(d);
             None
@@ -58,7 +60,8 @@ pub(crate) fn connector_option(
                     Diagnostic::error("connector 'preview' cannot be used in CREATE TABLE")
                         .with_span(span)
                         .with_note("it is the internal sink that collects the results of a query")
-                        .with_help("Run the SELECT on its own to see its rows, or write to connector = 'stdout'."),
+                        .with_help("Run the SELECT on its own to see its rows, or write to connector = 'stdout'.")
+                        .with_code(tributary_types::codes::UNSUPPORTED),
                 );
                 None
             }
@@ -66,6 +69,7 @@ pub(crate) fn connector_option(
                 let ids: Vec<&str> = registry().ids().collect();
                 let mut d = Diagnostic::error(format!("unknown connector '{id}'"))
                     .with_span(span)
+                    .with_code(tributary_types::codes::UNKNOWN_CONNECTOR)
                     .with_note(format!("available connectors are {}", quoted_list(&ids)));
                 d = match closest(&id, ids.iter().copied()) {
                     Some(s) => d.with_help(format!("Did you mean '{s}'?")),
@@ -108,7 +112,8 @@ pub(crate) fn build_profile(
             .with_help(format!(
                 "Give its options directly in CREATE TABLE ... WITH (connector = '{}', ...).",
                 c.id()
-            )),
+            ))
+            .with_code(tributary_types::codes::INVALID_OPTION),
         );
         return Err(diags);
     };
@@ -129,11 +134,13 @@ pub(crate) fn build_profile(
     };
     let mapped = map_options(req, &mut opts, &mut diags);
     if !diags.iter().any(Diagnostic::is_error) {
-        diags.extend(c.check_profile(&ProfileCheck {
+        let mut found = c.check_profile(&ProfileCheck {
             config: &mapped.config,
             options: &mapped,
             statement_span: with_span,
-        }));
+        });
+        tributary_types::codes::fill(&mut found, tributary_types::codes::INVALID_OPTION);
+        diags.extend(found);
     }
     let candidates = || {
         describe::option_docs(entry)
@@ -198,7 +205,8 @@ pub(crate) fn alter_profile(
                 existing.name
             ))
             .with_span(o.value_span)
-            .with_help("Create a new profile for the other connector."),
+            .with_help("Create a new profile for the other connector.")
+            .with_code(tributary_types::codes::UNSUPPORTED),
         ]);
     }
     let mut merged: Vec<SqlOption> = vec![SqlOption {
@@ -278,8 +286,9 @@ pub(crate) fn profile_not_found(store: &dyn CatalogStore, name: &str, span: Span
         .profiles()
         .map(|ps| ps.into_iter().map(|p| p.name).collect())
         .unwrap_or_default();
-    let d =
-        Diagnostic::error(format!("connection profile '{name}' does not exist")).with_span(span);
+    let d = Diagnostic::error(format!("connection profile '{name}' does not exist"))
+        .with_span(span)
+        .with_code(tributary_types::codes::NOT_FOUND);
     match closest(name, names.iter().map(String::as_str)) {
         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
         None if names.is_empty() => d.with_help("Create it first with CREATE CONNECTION PROFILE."),

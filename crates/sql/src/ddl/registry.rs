@@ -114,7 +114,8 @@ fn plan_fetch<'a>(
         return err(Diagnostic::error(format!(
             "option '{flag_key}' reads schemas from a schema registry, which only the kafka and confluent connectors have"
         ))
-        .with_help(format!("Give the schema in the statement, or remove '{flag_key}'.")));
+        .with_help(format!("Give the schema in the statement, or remove '{flag_key}'."))
+        .with_code(tributary_types::codes::SCHEMA_REGISTRY));
     }
     let settings =
         registry_settings(store, &connector, stmt).map_err(|d| vec![d.with_span(span)])?;
@@ -126,7 +127,8 @@ fn plan_fetch<'a>(
         return err(Diagnostic::error(format!(
             "option '{flag_key}' needs a schema registry, but {place} configures none"
         ))
-        .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the schema in the statement."));
+        .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the schema in the statement.")
+        .with_code(tributary_types::codes::SCHEMA_REGISTRY));
     }
     let subject = match (text("value.subject"), text("topic")) {
         (Some(s), _) => s,
@@ -195,7 +197,8 @@ pub(crate) async fn fetch_registry_schema(
         .with_span(span)
         .with_help(format!(
             "Use the format that matches the registered schema, or point 'value.subject' at a {expected} subject."
-        ))]);
+        ))
+        .with_code(tributary_types::codes::SCHEMA_REGISTRY)]);
     }
     let references = client
         .resolve_references(&fetched)
@@ -283,7 +286,8 @@ pub(crate) fn plan_sink_registration(
                 "a protobuf sink writing registry-framed messages needs the id of its registered schema",
             )
             .with_span(span)
-            .with_help("Register the .proto with the schema registry and give its id with 'schema_registry.id'."),
+            .with_help("Register the .proto with the schema registry and give its id with 'schema_registry.id'.")
+            .with_code(tributary_types::codes::SCHEMA_REGISTRY),
         ]);
     };
     let settings =
@@ -294,7 +298,8 @@ pub(crate) fn plan_sink_registration(
                 "option '{flag}' needs a schema registry to register the sink's schema with, but none is configured"
             ))
             .with_span(span)
-            .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the registered schema's id with 'schema_registry.id'."),
+            .with_help("Set 'schema_registry.endpoint' on the connection profile, or give the registered schema's id with 'schema_registry.id'.")
+            .with_code(tributary_types::codes::SCHEMA_REGISTRY),
         ]);
     }
     let subject = match (opt("value.subject"), opt("topic")) {
@@ -369,6 +374,7 @@ impl Settings {
             resolve_env(s, |name| std::env::var(name).ok()).map_err(|e| {
                 Diagnostic::error(format!("cannot connect to the schema registry: {e}"))
                     .with_help("Set the environment variable, or write the value directly.")
+                    .with_code(tributary_types::codes::SCHEMA_REGISTRY)
             })
         };
         let endpoint = env(self.endpoint.as_deref().unwrap_or_default())?;
@@ -400,6 +406,7 @@ fn registry_settings(
                 // A missing profile is reported by validation.
                 .ok_or_else(|| {
                     Diagnostic::error(format!("connection profile '{name}' does not exist"))
+                        .with_code(tributary_types::codes::NOT_FOUND)
                 })?;
             let group = if connector == "confluent" {
                 "schemaRegistry"
@@ -456,6 +463,7 @@ fn pinned(version: Option<&SqlOption>, id: Option<&SqlOption>) -> Result<Pin, Di
             } else {
                 "Use the schema id the registry assigned, such as 42."
             })
+            .with_code(tributary_types::codes::SCHEMA_REGISTRY)
         })
     };
     match (version, id) {
@@ -463,7 +471,8 @@ fn pinned(version: Option<&SqlOption>, id: Option<&SqlOption>) -> Result<Pin, Di
             "at most one of 'schema_registry.version' and 'schema_registry.id' may be set",
         )
         .with_span(i.key_span)
-        .with_help("An id names one schema already; remove the version.")),
+        .with_help("An id names one schema already; remove the version.")
+        .with_code(tributary_types::codes::SCHEMA_REGISTRY)),
         (Some(v), None) if matches!(&v.value, OptionValue::String(s) if s == "latest") => {
             Ok(Pin::Version(Version::Latest))
         }
@@ -489,6 +498,7 @@ fn schema_source(
             let text = inline_avro_references(&fetched.schema, &texts).map_err(|e| {
                 Diagnostic::error(format!("the registry's Avro schema cannot be used: {e}"))
                     .with_span(span)
+                    .with_code(tributary_types::codes::SCHEMA_REGISTRY)
             })?;
             Ok(SchemaSource::Avro { text, span })
         }
@@ -496,6 +506,7 @@ fn schema_source(
             let text = inline_json_schema_references(&fetched.schema, &texts).map_err(|e| {
                 Diagnostic::error(format!("the registry's JSON schema cannot be used: {e}"))
                     .with_span(span)
+                    .with_code(tributary_types::codes::SCHEMA_REGISTRY)
             })?;
             Ok(SchemaSource::Json { text, span })
         }
@@ -508,6 +519,7 @@ fn schema_source(
                     "the registry's Protobuf schema does not compile: {e}"
                 ))
                 .with_span(span)
+                .with_code(tributary_types::codes::SCHEMA_REGISTRY)
             })?;
             let message = match message {
                 Some(m) => m.value.as_text(),
@@ -515,6 +527,7 @@ fn schema_source(
                 None => first_message(&descriptor, MAIN).ok_or_else(|| {
                     Diagnostic::error("the registry's Protobuf schema defines no message")
                         .with_span(span)
+                        .with_code(tributary_types::codes::SCHEMA_REGISTRY)
                 })?,
             };
             Ok(SchemaSource::Protobuf {
@@ -549,4 +562,5 @@ fn registry_error(e: RegistryError, subject: &str, span: Span) -> Diagnostic {
     Diagnostic::error(e.to_string())
         .with_span(span)
         .with_help(help)
+        .with_code(tributary_types::codes::SCHEMA_REGISTRY)
 }

@@ -20,6 +20,19 @@ pub(crate) fn apply_schema(
     cols: &mut Columns,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<SchemaDefinition> {
+    let first = diags.len();
+    let definition = expand_schema(source, from_registry, format, cols, diags);
+    tributary_types::codes::fill(&mut diags[first..], tributary_types::codes::INVALID_FORMAT);
+    definition
+}
+
+fn expand_schema(
+    source: &SchemaSource,
+    from_registry: bool,
+    format: Option<&mut Format>,
+    cols: &mut Columns,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<SchemaDefinition> {
     // Unstructured Avro keeps its single JSON column; the schema only says how to read.
     let whole_value = format
         .as_ref()

@@ -24,7 +24,7 @@ use tributary_connectors::{MapRequest, TableCheck, describe, map_options};
 use tributary_formats::{all_format_keys, format_from_options};
 use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionSchema, ConnectionTable, ConnectionType, Diagnostic, Format,
-    OptionValue, SqlOption, WithOptions,
+    OptionValue, SqlOption, WithOptions, codes,
 };
 
 /// Validate a table definition into a record (not yet stored), with its warnings.
@@ -42,7 +42,8 @@ pub(crate) fn build_table(
         return Err(vec![
             Diagnostic::error(format!("table '{name}' has no WITH clause"))
                 .with_span(stmt.name.span)
-                .with_help("Connection tables say where their data lives: add WITH (connector = '...', ...)."),
+                .with_help("Connection tables say where their data lives: add WITH (connector = '...', ...).")
+                .with_code(codes::MISSING_OPTION),
         ]);
     }
     let with_span = stmt.with_span;
@@ -74,7 +75,8 @@ pub(crate) fn build_table(
                 .with_span(*s)
                 .with_help(
                     "Declare the event time with WATERMARK FOR column inside the column list.",
-                ),
+                )
+                .with_code(codes::ADVICE),
         );
     }
     let watermark_field = take_or_report(opts.take_field("watermark_field"), &mut diags);
@@ -91,7 +93,8 @@ pub(crate) fn build_table(
                     .with_span(o.value_span)
                     .with_help(
                         "Temporary tables are lookup tables; remove 'type' or set it to 'lookup'.",
-                    ),
+                    )
+                    .with_code(codes::INVALID_OPTION),
             );
         }
         opts.take("type");
@@ -172,7 +175,8 @@ pub(crate) fn build_table(
                     "'*' stands for the columns of a schema document, but table '{name}' has none"
                 ))
                 .with_span(star)
-                .with_help("Give the schema ('json.schema', 'avro.schema', 'protobuf.schema_file' or a schema registry), or list the columns instead of '*'."),
+                .with_help("Give the schema ('json.schema', 'avro.schema', 'protobuf.schema_file' or a schema registry), or list the columns instead of '*'.")
+                .with_code(codes::INVALID_SCHEMA),
             );
         }
         cols.drop_star();
@@ -201,7 +205,8 @@ pub(crate) fn build_table(
                     .filter(|n| *n != "json")
                     .collect::<Vec<_>>()
                     .join(", ")
-            )),
+            ))
+            .with_code(codes::MISSING_OPTION),
         );
     }
     if let Some(span) = formats.compression_span
@@ -213,7 +218,8 @@ pub(crate) fn build_table(
                 c.id()
             ))
             .with_span(span)
-            .with_help("Remove the option; messages are not compressed per record."),
+            .with_help("Remove the option; messages are not compressed per record.")
+            .with_code(codes::CONFLICTING_OPTIONS),
         );
     }
     // 8. Connection type.
@@ -228,6 +234,7 @@ pub(crate) fn build_table(
                 Diagnostic::error("lookup tables are declared with CREATE TEMPORARY TABLE")
                     .with_span(span)
                     .with_help("Write CREATE TEMPORARY TABLE, and remove 'type'.")
+                    .with_code(codes::INVALID_OPTION)
             } else {
                 Diagnostic::error(format!(
                     "connector '{}' cannot be used as a {t} table",
@@ -236,6 +243,7 @@ pub(crate) fn build_table(
                 .with_span(span)
                 .with_note(format!("its tables are {connection_type} tables"))
                 .with_help("Remove 'type', or use a connector that supports this role.")
+                .with_code(codes::INVALID_OPTION)
             };
             diags.push(d);
         }
@@ -268,11 +276,15 @@ pub(crate) fn build_table(
     let partitioned_by = partition_terms(stmt);
     if !partitioned_by.is_empty() {
         match c.partition_by(&partitioned_by, &mut mapped.config) {
-            Some(found) => diags.extend(found),
+            Some(mut found) => {
+                codes::fill(&mut found, codes::INVALID_SCHEMA);
+                diags.extend(found)
+            }
             None => diags.push(
                 Diagnostic::error(format!("connector '{}' does not support PARTITIONED BY", c.id()))
                     .with_span(partitioned_by[0].span)
-                    .with_help("Remove PARTITIONED BY; filesystem sinks partition with 'partitioning.fields' and 'partitioning.time_pattern'."),
+                    .with_help("Remove PARTITIONED BY; filesystem sinks partition with 'partitioning.fields' and 'partitioning.time_pattern'.")
+                    .with_code(codes::UNSUPPORTED),
             ),
         }
     }
@@ -292,7 +304,8 @@ pub(crate) fn build_table(
         diags.push(
             Diagnostic::error(e.to_string())
                 .with_span(stmt.name.span)
-                .with_help(schema_help(&e)),
+                .with_help(schema_help(&e))
+                .with_code(codes::INVALID_SCHEMA),
         );
     }
     if !diags.iter().any(Diagnostic::is_error) {
@@ -310,7 +323,10 @@ pub(crate) fn build_table(
             options: m,
             statement_span: with_span,
         };
-        diags.extend(c.check_table(&cx));
+        // A connector's own rules are about the options it was given.
+        let mut found = c.check_table(&cx);
+        codes::fill(&mut found, codes::INVALID_OPTION);
+        diags.extend(found);
     }
     drop_follow_ons(&mut diags, &misspelled);
     let warnings = finish(diags)?;

@@ -79,7 +79,8 @@ pub(super) fn lookup_cache_options(
                 "invalid interval for option 'lookup.cache.ttl': {e}"
             ))
             .with_span(o.value_span)
-            .with_help("Write it as 'lookup.cache.ttl' = INTERVAL '5' MINUTE."),
+            .with_help("Write it as 'lookup.cache.ttl' = INTERVAL '5' MINUTE.")
+            .with_code(tributary_types::codes::INVALID_OPTION),
         );
     }
     if !temporary {
@@ -89,7 +90,8 @@ pub(super) fn lookup_cache_options(
                     .with_span(o.key_span)
                     .with_help(
                         "Create the table with CREATE TEMPORARY TABLE, or remove the option.",
-                    ),
+                    )
+                    .with_code(tributary_types::codes::CONFLICTING_OPTIONS),
             );
         }
     }
@@ -121,7 +123,8 @@ pub(super) fn resolve_profile(
                 c.id()
             ))
             .with_span(span)
-            .with_help("Remove 'connection_profile'."),
+            .with_help("Remove 'connection_profile'.")
+            .with_code(tributary_types::codes::INVALID_OPTION),
         );
         return None;
     }
@@ -138,7 +141,8 @@ pub(super) fn resolve_profile(
                 .with_help(format!(
                     "Use a profile created with connector = '{}', or change the table's connector.",
                     c.id()
-                )),
+                ))
+                .with_code(tributary_types::codes::INVALID_OPTION),
             );
             None
         }
@@ -180,6 +184,7 @@ pub(super) fn connection_settings(
                     "Remove {} from the table; the profile's value applies.",
                     quote_key(spec.key)
                 ))
+                .with_code(tributary_types::codes::CONFLICTING_OPTIONS)
             } else {
                 Diagnostic::error(format!("option '{}' belongs to the connection profile, not the table", spec.key))
                     .with_span(o.key_span)
@@ -188,6 +193,7 @@ pub(super) fn connection_settings(
                         p.name,
                         quote_key(spec.key)
                     ))
+                    .with_code(tributary_types::codes::INVALID_OPTION)
             };
             diags.push(d);
         }
@@ -203,11 +209,13 @@ pub(super) fn connection_settings(
     };
     let mapped = map_options(req, opts, diags);
     if !diags.iter().any(Diagnostic::is_error) {
-        diags.extend(c.check_profile(&tributary_connectors::ProfileCheck {
+        let mut found = c.check_profile(&tributary_connectors::ProfileCheck {
             config: &mapped.config,
             options: &mapped,
             statement_span: with_span,
-        }));
+        });
+        tributary_types::codes::fill(&mut found, tributary_types::codes::INVALID_OPTION);
+        diags.extend(found);
     }
     Some(mapped)
 }

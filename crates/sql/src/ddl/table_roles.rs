@@ -75,7 +75,8 @@ pub(super) fn check_role(
             ))
             .with_span(stmt.name.span)
             .with_note(format!("it supports: {}", can.join(", ")))
-            .with_help("Use a connector that supports this role."),
+            .with_help("Use a connector that supports this role.")
+            .with_code(tributary_types::codes::INVALID_OPTION),
         );
     }
 }

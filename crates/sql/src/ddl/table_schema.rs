@@ -43,7 +43,8 @@ pub(super) fn fixed_schema(
                 ))
                 .with_span(stmt.columns[0].span)
                 .with_note(format!("its schema is: {}", list.join(", ")))
-                .with_help("Omit the column list; the connector supplies its schema."),
+                .with_help("Omit the column list; the connector supplies its schema.")
+                .with_code(tributary_types::codes::INVALID_SCHEMA),
             );
         }
     }
@@ -75,7 +76,8 @@ pub(super) fn no_columns(
         None if cols.fields.is_empty() && cols.declared_types.is_empty() => diags.push(
             Diagnostic::error(format!("{t} table '{name}' declares no columns"))
                 .with_span(stmt.name.span)
-                .with_help("Declare its columns: CREATE TABLE name (col TYPE, ...) WITH (...)."),
+                .with_help("Declare its columns: CREATE TABLE name (col TYPE, ...) WITH (...).")
+                .with_code(tributary_types::codes::INVALID_SCHEMA),
         ),
         None => {}
     }
@@ -103,7 +105,8 @@ pub(super) fn registry_pins(
                     "option '{key}' needs a registry-framed format"
                 ))
                 .with_span(o.key_span)
-                .with_help("Set '<format>.confluent_schema_registry' = true (avro, json or protobuf), or remove the option."),
+                .with_help("Set '<format>.confluent_schema_registry' = true (avro, json or protobuf), or remove the option.")
+                .with_code(tributary_types::codes::INVALID_SCHEMA),
             );
         }
     }
@@ -125,7 +128,8 @@ pub(super) fn avro_rules(
             diags.push(
                 Diagnostic::error(format!("protobuf {t} table '{name}' needs the message's schema"))
                     .with_span(stmt.name.span)
-                    .with_help("Give 'protobuf.descriptor_file' or 'protobuf.schema_file' with 'protobuf.message', or name the topic so its '<topic>-value' subject is read from the schema registry."),
+                    .with_help("Give 'protobuf.descriptor_file' or 'protobuf.schema_file' with 'protobuf.message', or name the topic so its '<topic>-value' subject is read from the schema registry.")
+                    .with_code(tributary_types::codes::INVALID_SCHEMA),
             );
             return;
         }
@@ -150,7 +154,8 @@ pub(super) fn avro_rules(
                 .with_span(stmt.name.span)
                 .with_help(
                     "Change the column's type, or give the writer schema with 'avro.schema'.",
-                ),
+                )
+                .with_code(tributary_types::codes::INVALID_SCHEMA),
             ),
         }
         return;
@@ -166,7 +171,8 @@ pub(super) fn avro_rules(
             .with_note(
                 "Avro messages carry no field names; the reader schema says how to read them",
             )
-            .with_help(help),
+            .with_help(help)
+            .with_code(tributary_types::codes::INVALID_SCHEMA),
     );
 }
 
@@ -189,7 +195,8 @@ pub(super) fn debezium_rules(
                         .copied()
                         .unwrap_or(stmt.name.span),
                 )
-                .with_help("Remove the virtual column and compute it in a query instead."),
+                .with_help("Remove the virtual column and compute it in a query instead.")
+                .with_code(tributary_types::codes::INVALID_SCHEMA),
         );
     }
     if t == ConnectionType::Source && cols.primary_keys.is_empty() {
@@ -199,7 +206,8 @@ pub(super) fn debezium_rules(
                 stmt.name.value
             ))
             .with_span(stmt.name.span)
-            .with_help("Mark the key columns with PRIMARY KEY, or add PRIMARY KEY (col, ...)."),
+            .with_help("Mark the key columns with PRIMARY KEY, or add PRIMARY KEY (col, ...).")
+            .with_code(tributary_types::codes::INVALID_SCHEMA),
         );
     }
 }
@@ -217,7 +225,8 @@ pub(super) fn event_time(
                     "option 'event_time_field' cannot be combined with WATERMARK FOR",
                 )
                 .with_span(*s)
-                .with_help("Remove 'event_time_field'; WATERMARK FOR names the event-time column."),
+                .with_help("Remove 'event_time_field'; WATERMARK FOR names the event-time column.")
+                .with_code(tributary_types::codes::INVALID_SCHEMA),
             );
         }
         return Some(w.column.clone());
@@ -238,7 +247,8 @@ pub(super) fn event_time(
                     "option '{key}' names column '{name}', which does not exist"
                 ))
                 .with_span(*span)
-                .with_help("Name a TIMESTAMP column of the table."),
+                .with_help("Name a TIMESTAMP column of the table.")
+                .with_code(tributary_types::codes::INVALID_SCHEMA),
             ),
             Some(f)
                 if !matches!(
@@ -251,7 +261,8 @@ pub(super) fn event_time(
                         "option '{key}' names column '{name}', which is not a TIMESTAMP"
                     ))
                     .with_span(*span)
-                    .with_help("Name a TIMESTAMP column of the table."),
+                    .with_help("Name a TIMESTAMP column of the table.")
+                    .with_code(tributary_types::codes::INVALID_SCHEMA),
                 )
             }
             Some(_) => {}

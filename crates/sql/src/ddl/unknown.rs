@@ -29,7 +29,8 @@ pub(crate) fn report_unknown(
         .with_span(o.key_span)
         .with_note(format!(
             "DESCRIBE CONNECTOR {connector} lists the valid options"
-        ));
+        ))
+        .with_code(tributary_types::codes::UNKNOWN_OPTION);
         match closest(&o.key, candidates.iter().map(String::as_str)) {
             Some(s) => {
                 suggested.push(s.to_string());

@@ -49,6 +49,7 @@ impl StmtParser {
         if self.p.peek_keyword(Keyword::AS) {
             return Err(StmtError::Diagnostic(
                 Diagnostic::error("CREATE TABLE ... AS SELECT is not supported")
+                    .with_code(tributary_types::codes::UNSUPPORTED)
                     .with_span(span(self.p.peek_token_ref().span))
                     .with_help("Create a connection table with WITH (connector = '...'), then INSERT INTO it."),
             ));
@@ -148,6 +149,7 @@ impl StmtParser {
         if let Some(kw) = constraint {
             return Err(StmtError::Diagnostic(
                 Diagnostic::error(format!("table constraint {} is not supported in connection tables", kw.to_uppercase()))
+                    .with_code(tributary_types::codes::UNSUPPORTED)
                     .with_span(start)
                     .with_help("Connection tables take PRIMARY KEY (...) and WATERMARK FOR ...; remove the constraint."),
             ));

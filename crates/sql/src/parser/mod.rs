@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
 use spans::{LineIndex, parser_error, span};
 use tributary_types::limits::{MAX_COLUMNS, MAX_OPTIONS, MAX_SCRIPT_BYTES};
-use tributary_types::{Diagnostic, Span};
+use tributary_types::{Diagnostic, Span, codes};
 
 /// The dialect every statement is read with (DataFusion's default).
 pub(crate) const DIALECT: GenericDialect = GenericDialect {};
@@ -46,7 +46,8 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
                 "the script is {} bytes long, more than the limit of {MAX_SCRIPT_BYTES}",
                 sql.len()
             ))
-            .with_help("Split it into several scripts."),
+            .with_help("Split it into several scripts.")
+            .with_code(codes::LIMIT_EXCEEDED),
         ))];
     }
     let index = LineIndex::new(sql);
@@ -92,10 +93,12 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
         .collect()
 }
 
+/// A statement that did not parse: a syntax error, unless the rule that refused it gave a
+/// more precise code.
 fn failure(span: Span, text: &str, diagnostic: Diagnostic) -> ParseFailure {
     ParseFailure {
         span,
-        diagnostic: Box::new(diagnostic),
+        diagnostic: Box::new(diagnostic.or_code(codes::SYNTAX_ERROR)),
         text: text.to_string(),
     }
 }
@@ -122,14 +125,16 @@ fn check_counts(statement: &Statement) -> Result<(), Diagnostic> {
             "the statement gives {options} options, more than the limit of {MAX_OPTIONS}"
         ))
         .with_span(with_span)
-        .with_help("No connector has that many options; remove the ones that are not needed."));
+        .with_help("No connector has that many options; remove the ones that are not needed.")
+        .with_code(codes::LIMIT_EXCEEDED));
     }
     if columns > MAX_COLUMNS {
         return Err(Diagnostic::error(format!(
             "the table declares {columns} columns, more than the limit of {MAX_COLUMNS}"
         ))
         .with_span(name_span)
-        .with_help("Keep the columns the table needs, or nest related ones in a STRUCT."));
+        .with_help("Keep the columns the table needs, or nest related ones in a STRUCT.")
+        .with_code(codes::LIMIT_EXCEEDED));
     }
     Ok(())
 }
@@ -230,6 +235,7 @@ fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> 
                 (*what).to_string()
             };
             return Err(Diagnostic::error(format!("{verb} {what} is not supported"))
+                .with_code(codes::UNSUPPORTED)
                 .with_span(at)
                 .with_note("Tributary's catalog holds connection profiles and connection tables")
                 .with_help("Use CREATE TABLE ... WITH (connector = '...') or CREATE CONNECTION PROFILE, and write derived data as queries."));

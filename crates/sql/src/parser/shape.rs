@@ -19,7 +19,8 @@ pub(crate) fn check_shape(tokens: &[TokenWithSpan], bytes: usize) -> Result<usiz
             "the statement is {bytes} bytes long, more than the limit of {MAX_STATEMENT_BYTES}"
         ))
         .with_span(first)
-        .with_help("Split it, or move a large schema into a file ('avro.schema_file', 'protobuf.schema_file')."));
+        .with_help("Split it, or move a large schema into a file ('avro.schema_file', 'protobuf.schema_file').")
+        .with_code(tributary_types::codes::LIMIT_EXCEEDED));
     }
     let mut levels: Vec<Level> = vec![Level::new(Opener::Statement)];
     // The expression depth along the open levels: each level's operator chain, plus one
@@ -107,6 +108,7 @@ fn too_deep(what: String, at: Span) -> Diagnostic {
     Diagnostic::error(format!("the statement is nested too deeply: {what}"))
         .with_span(at)
         .with_help(help)
+        .with_code(tributary_types::codes::LIMIT_EXCEEDED)
 }
 
 /// What opened a nesting level.

@@ -41,7 +41,9 @@ pub fn parser_error(e: ParserError, at: Span) -> Diagnostic {
         },
         None => format!("syntax error: {}", lowercase_first(&text)),
     };
-    Diagnostic::error(message).with_span(at)
+    Diagnostic::error(message)
+        .with_span(at)
+        .with_code(tributary_types::codes::SYNTAX_ERROR)
 }
 
 fn reported_location(tail: &str) -> Option<Location> {
@@ -89,6 +91,11 @@ impl<'a> LineIndex<'a> {
             }
         }
         Self { text, starts, wide }
+    }
+
+    /// The text indexed.
+    pub fn text(&self) -> &'a str {
+        self.text
     }
 
     /// The byte offset of a 1-based line/column location (columns count characters).

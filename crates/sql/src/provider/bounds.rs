@@ -137,4 +137,5 @@ fn refusal(scan: &ConnectionScanExec, above: &Above, span: Span, limit_helps: bo
     .with_span(span)
     .with_note(why)
     .with_help(help)
+    .with_code(tributary_types::codes::UNBOUNDED_QUERY)
 }

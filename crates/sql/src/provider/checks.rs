@@ -21,6 +21,12 @@ fn connection_table(
 /// `file_writes` says whether the session lets statements write files on this machine
 /// (`COPY ... TO`, `INSERT INTO` a local file sink).
 pub(crate) fn check_plan(plan: &LogicalPlan, span: Span, file_writes: bool) -> Vec<Diagnostic> {
+    let mut out = plan_violations(plan, span, file_writes);
+    tributary_types::codes::fill(&mut out, tributary_types::codes::PLAN_ERROR);
+    out
+}
+
+fn plan_violations(plan: &LogicalPlan, span: Span, file_writes: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut allowed_lookups: Vec<usize> = Vec::new();
     // The visitor never fails, so the traversal's result carries nothing to report.

@@ -92,7 +92,8 @@ pub(crate) async fn connect(
                 "{doing} table '{}' (connector '{}') needs the network, and this session is offline",
                 table.name, table.connector
             ))
-            .with_help("Run the query in a session that may connect (tributary run or repl)."),
+            .with_help("Run the query in a session that may connect (tributary run or repl).")
+            .with_code(tributary_types::codes::UNSUPPORTED),
         ));
     }
     let connection = connection_of(shared.store.as_ref(), table);

@@ -185,7 +185,8 @@ impl OptimizerRule for LookupJoins {
                 .with_help(format!(
                     "Join it with ON stream_column = {}.{key_column} (and other conditions with AND).",
                     table.name
-                )),
+                ))
+                .with_code(tributary_types::codes::PLAN_ERROR),
             ))
         };
         if join.on.is_empty() {

@@ -53,6 +53,9 @@ pub(super) fn seal(outcome: &mut Outcome, statement: &str) {
 /// [`seal`] for a list of diagnostics.
 pub(super) fn seal_diagnostics(diags: &mut Vec<Diagnostic>, statement: &str) {
     bound_diagnostics(diags);
+    // Every diagnostic leaves with a code: the general one where the rule that found it
+    // gave none.
+    tributary_types::codes::fill(diags, tributary_types::codes::INVALID);
     if diags.is_empty() {
         return;
     }

@@ -49,9 +49,10 @@ impl Session {
             }
             _ => Err(StatementError {
                 span: Span::default(),
-                diagnostics: vec![Diagnostic::error(format!(
-                    "expected exactly one {expected}"
-                ))],
+                diagnostics: vec![
+                    Diagnostic::error(format!("expected exactly one {expected}"))
+                        .with_code(tributary_types::codes::INVALID),
+                ],
             }),
         }
     }
@@ -77,7 +78,8 @@ impl Session {
                 Diagnostic::error(
                     "the connection test needs the network, which this session does not use",
                 )
-                .with_span(span),
+                .with_span(span)
+                .with_code(tributary_types::codes::UNSUPPORTED),
             ]));
         }
         let mut result = match &stmt.statement {
@@ -134,7 +136,8 @@ impl Session {
             _ => {
                 return Err(fail(vec![
                     Diagnostic::error("expected CREATE TABLE or CREATE CONNECTION PROFILE")
-                        .with_span(span),
+                        .with_span(span)
+                        .with_code(tributary_types::codes::INVALID),
                 ]));
             }
         };
@@ -157,7 +160,9 @@ impl Session {
         let handled = match &stmt.statement {
             Statement::CreateTable(create) => self.create_table_record(create, Mode::Run).await,
             _ => Err(vec![
-                Diagnostic::error("expected CREATE TABLE").with_span(span),
+                Diagnostic::error("expected CREATE TABLE")
+                    .with_span(span)
+                    .with_code(tributary_types::codes::INVALID),
             ]),
         };
         boundary::sealed_with(handled, span, &stmt.text)
@@ -187,12 +192,16 @@ impl Session {
                     Err(d) => Err(d),
                 },
                 Ok(None) => Err(vec![
-                    Diagnostic::error(format!("table '{id}' does not exist")).with_span(span),
+                    Diagnostic::error(format!("table '{id}' does not exist"))
+                        .with_span(span)
+                        .with_code(tributary_types::codes::NOT_FOUND),
                 ]),
                 Err(e) => Err(vec![catalog_diagnostic(e, span)]),
             },
             _ => Err(vec![
-                Diagnostic::error("expected CREATE TABLE").with_span(span),
+                Diagnostic::error("expected CREATE TABLE")
+                    .with_span(span)
+                    .with_code(tributary_types::codes::INVALID),
             ]),
         };
         boundary::sealed_with(handled, span, &stmt.text)
@@ -225,11 +234,14 @@ impl Session {
             }
             (_, Ok(None)) => Err(vec![
                 Diagnostic::error(format!("connection profile '{id}' does not exist"))
-                    .with_span(span),
+                    .with_span(span)
+                    .with_code(tributary_types::codes::NOT_FOUND),
             ]),
             (_, Err(e)) => Err(vec![catalog_diagnostic(e, span)]),
             _ => Err(vec![
-                Diagnostic::error("expected ALTER CONNECTION PROFILE").with_span(span),
+                Diagnostic::error("expected ALTER CONNECTION PROFILE")
+                    .with_span(span)
+                    .with_code(tributary_types::codes::INVALID),
             ]),
         };
         boundary::sealed(handled, span, &stmt.text)
@@ -313,7 +325,8 @@ impl Session {
                 .with_help(format!(
                     "Keep the setting the table needs, or change or drop table '{}' first.",
                     table.name
-                ));
+                ))
+                .with_code(tributary_types::codes::IN_USE);
                 d.notes = first.notes;
                 errors.push(d);
             }

@@ -181,7 +181,8 @@ impl Session {
                         Diagnostic::error(format!(
                             "expected exactly one statement, but found {found}"
                         ))
-                        .with_help("Use Session::execute to run a script of several statements."),
+                        .with_help("Use Session::execute to run a script of several statements.")
+                        .with_code(tributary_types::codes::INVALID),
                     ],
                 });
             }
@@ -370,7 +371,9 @@ impl Session {
 
 /// `table 'x' does not exist`, with the closest of `names`.
 fn table_not_found_among(n: &Name, names: &[String]) -> Diagnostic {
-    let d = Diagnostic::error(format!("table '{}' does not exist", n.value)).with_span(n.span);
+    let d = Diagnostic::error(format!("table '{}' does not exist", n.value))
+        .with_span(n.span)
+        .with_code(tributary_types::codes::NOT_FOUND);
     match closest(&n.value, names.iter().map(String::as_str)) {
         Some(s) => d.with_help(format!("Did you mean '{s}'?")),
         None => d.with_help("Run SHOW TABLES to list the tables."),

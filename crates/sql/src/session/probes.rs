@@ -38,7 +38,8 @@ impl Session {
                 Diagnostic::error(format!("{what} needs the network, which this session does not use"))
                     .with_span(span)
                     .with_note("the session is offline: it never connects to other systems")
-                    .with_help("Run the statement in a session that is not offline, such as `tributary run` or the REPL."),
+                    .with_help("Run the statement in a session that is not offline, such as `tributary run` or the REPL.")
+                    .with_code(tributary_types::codes::UNSUPPORTED),
             ])
         })
     }
@@ -109,7 +110,8 @@ impl Session {
                 profile.connector
             ))
             .with_span(name.span)
-            .with_note("Kafka and Confluent profiles list topics, NATS and RabbitMQ profiles streams, Redis profiles key prefixes; for filesystem paths, SHOW DIRECTORIES IN 'path' lists directories")]),
+            .with_note("Kafka and Confluent profiles list topics, NATS and RabbitMQ profiles streams, Redis profiles key prefixes; for filesystem paths, SHOW DIRECTORIES IN 'path' lists directories")
+            .with_code(tributary_types::codes::UNSUPPORTED)]),
         }
     }
 
@@ -178,13 +180,15 @@ fn judge_table_test(
                 "table '{}' cannot decode its messages: {e}",
                 table.name
             ))
-            .with_span(span),
+            .with_span(span)
+            .with_code(tributary_types::codes::INVALID_FORMAT),
         ]
     })?;
     for (i, reason) in &decoded.failures {
         notes.push(
             Diagnostic::warning(format!("message {i} could not be decoded: {reason}"))
-                .with_span(span),
+                .with_span(span)
+                .with_code(tributary_types::codes::ADVICE),
         );
     }
     match decoded.batch {
@@ -197,7 +201,8 @@ fn judge_table_test(
                     tested.messages.len()
                 ))
                 .with_span(span)
-                .with_help("Check the table's format and columns against the messages (DESCRIBE shows them).");
+                .with_help("Check the table's format and columns against the messages (DESCRIBE shows them).")
+                .with_code(tributary_types::codes::TEST_DECODE_FAILED);
             for (i, reason) in decoded.failures {
                 d = d.with_note(format!("message {i}: {reason}"));
             }

@@ -46,7 +46,8 @@ impl Session {
                 Err(vec![
                     Diagnostic::error(e.to_string())
                         .with_span(span)
-                        .with_help(help),
+                        .with_help(help)
+                        .with_code(tributary_types::codes::CATALOG),
                 ])
             }
         }
@@ -84,7 +85,8 @@ impl Session {
                     .with_span(n.span)
                     .with_note(
                         "a sink created without columns takes them from its first INSERT INTO",
-                    ),
+                    )
+                    .with_code(tributary_types::codes::ADVICE),
             );
         }
         Ok(Reply::rows_with(describe::describe_table(&t), notes))
@@ -101,7 +103,9 @@ impl Session {
             return Ok(Reply::rows(describe::describe_connector(e)));
         }
         let ids: Vec<&str> = registry().ids().collect();
-        let d = Diagnostic::error(format!("unknown connector '{}'", n.value)).with_span(n.span);
+        let d = Diagnostic::error(format!("unknown connector '{}'", n.value))
+            .with_span(n.span)
+            .with_code(tributary_types::codes::UNKNOWN_CONNECTOR);
         let d = match closest(&n.value, ids.iter().copied()) {
             Some(s) => d.with_help(format!("Did you mean '{s}'?")),
             None => d.with_help(format!("Available connectors are {}.", quoted_list(&ids))),

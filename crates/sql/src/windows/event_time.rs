@@ -108,7 +108,8 @@ fn event_time_column(input: &DFSchema, kind: Kind) -> Result<Column> {
             .with_note("a connection table's event time is its WATERMARK FOR column")
             .with_help(format!(
                 "Declare WATERMARK FOR a TIMESTAMP column of the table, or name the time column: {name}(time_column, {intervals})."
-            )),
+            ))
+            .with_code(tributary_types::codes::PLAN_ERROR),
         )),
         several => Err(to_datafusion(
             Diagnostic::error(format!(
@@ -122,7 +123,8 @@ fn event_time_column(input: &DFSchema, kind: Kind) -> Result<Column> {
             ))
             .with_help(format!(
                 "Name the time column: {name}(time_column, {intervals})."
-            )),
+            ))
+            .with_code(tributary_types::codes::PLAN_ERROR),
         )),
     }
 }

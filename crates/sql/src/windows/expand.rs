@@ -84,7 +84,8 @@ fn expand_aggregate(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         return Err(to_datafusion(
             Diagnostic::error("GROUP BY holds more than one overlapping hop or session window")
                 .with_note("each row's window must be one value for the aggregate to group it")
-                .with_help("Group by one window, and aggregate the result again for another."),
+                .with_help("Group by one window, and aggregate the result again for another.")
+                .with_code(tributary_types::codes::PLAN_ERROR),
         ));
     }
     let input = Arc::unwrap_or_clone(aggregate.input.clone());

@@ -1,0 +1,3 @@
+//! Helpers shared by the binary's integration tests.
+
+pub mod server;
