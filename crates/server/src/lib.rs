@@ -19,6 +19,7 @@
 
 mod auth;
 mod cache;
+mod console;
 mod handlers;
 mod json;
 mod logging;
@@ -30,6 +31,7 @@ mod sse;
 mod state;
 
 pub use auth::{Auth, AuthError};
+pub use console::shipped_bytes;
 pub use logging::{LogFormat, init_logging};
 pub use openapi::openapi;
 pub use routes::{router, routes};

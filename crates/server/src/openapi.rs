@@ -18,7 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         profiles::list, profiles::create, profiles::test, profiles::get, profiles::patch,
         profiles::delete, profiles::autocomplete,
         tables::list, tables::create, tables::test, tables::test_schema, tables::infer_schema,
-        tables::get, tables::patch, tables::delete, tables::create_sql,
+        tables::get, tables::patch, tables::delete, tables::create_sql, tables::body_sql,
     ),
     components(schemas(tributary_sql::api::ApiDiagnostic, tributary_sql::api::SqlEvent)),
     modifiers(&BearerAuth),

@@ -69,6 +69,7 @@ fn table() -> Vec<Route> {
         route!(GET, "/connection_tables", tables::list),
         route!(POST, "/connection_tables", tables::create),
         route!(POST, "/connection_tables/test", tables::test),
+        route!(POST, "/connection_tables/sql", tables::body_sql),
         route!(POST, "/connection_tables/schemas/test", tables::test_schema),
         route!(
             POST,
@@ -107,14 +108,18 @@ pub fn router(session: Arc<Session>, config: ServerConfig) -> Router {
     let v1 = v1
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed);
-    Router::new()
+    let api = Router::new()
         .nest("/api/v1", v1.clone())
         .nest("/v1", v1)
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_token,
-        ))
+        ));
+    // The console's files need no token: the page asks for one, for the API.
+    Router::new()
+        .merge(crate::console::routes())
+        .merge(api)
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
 }

@@ -10,6 +10,19 @@ use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use tributary_connectors::is_secret_option;
 use tributary_types::{Location, env_references, merge_ranges, secret_ranges};
 
+/// `text` with every secret it holds written `********`.
+pub(crate) fn masked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in secret_spans(text) {
+        out.push_str(&text[at..start]);
+        out.push_str(tributary_types::REDACTED);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 /// Byte ranges of `text` to mask, in order and disjoint.
 pub(crate) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
     let index = LineIndex::new(text);

@@ -277,6 +277,9 @@ pub struct ConnectionTable {
     pub created_at: i64,
     /// Last change, microseconds since the epoch.
     pub updated_at: i64,
+    /// The last connection test (`TEST TABLE`, or a create with `validate`), when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_test: Option<LastTest>,
 }
 
 impl ConnectionTable {
@@ -315,6 +318,7 @@ impl ConnectionTable {
             description: String::new(),
             created_at: 0,
             updated_at: 0,
+            last_test: None,
         }
     }
 

@@ -34,17 +34,31 @@ pub(crate) async fn create(
     Ok(json(&api::create_profile(&state.session, &post).await?))
 }
 
-/// Test a profile's connection without storing it.
+/// Test a profile's connection without storing it: one JSON message, or with
+/// `Accept: text/event-stream` each stage's event as it ends, then the verdict.
 #[utoipa::path(post, path = "/v1/connection_profiles/test", tag = "connection_profiles",
     request_body = ConnectionProfilePost,
     responses((status = 200, body = TestSourceMessage), (status = 400, body = ErrorResp),
         (status = 429, body = ErrorResp)))]
 pub(crate) async fn test(
     State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
     ApiJson(post): ApiJson<ConnectionProfilePost>,
 ) -> Answer {
-    let _slot = test_slot(&state)?;
-    Ok(json(&api::test_profile(&state.session, &post).await?))
+    let slot = test_slot(&state)?;
+    let streamed = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    if streamed {
+        let (first, stream) =
+            api::test_profile_stream(state.session.clone(), &post, state.config.max_test_duration)
+                .await?;
+        return Ok(crate::sse::events(first, stream, slot));
+    }
+    let answer = json(&api::test_profile(&state.session, &post).await?);
+    drop(slot);
+    Ok(answer)
 }
 
 /// One profile, by id or name.

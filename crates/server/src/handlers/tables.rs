@@ -159,6 +159,20 @@ pub(crate) async fn create_sql(State(state): State<AppState>, Path(id): Path<Str
     }))
 }
 
+/// The `CREATE TABLE` statement a table body stands for, without running it (secrets
+/// redacted). Beyond Arroyo.
+#[utoipa::path(post, path = "/v1/connection_tables/sql", tag = "connection_tables",
+    request_body = ConnectionTablePost,
+    responses((status = 200, body = CreateSql), (status = 400, body = ErrorResp)))]
+pub(crate) async fn body_sql(
+    State(state): State<AppState>,
+    ApiJson(post): ApiJson<ConnectionTablePost>,
+) -> Answer {
+    Ok(json(&CreateSql {
+        sql: api::table_body_sql(&state.session, &post).await?,
+    }))
+}
+
 /// `GET /connection_tables/{id}/create_sql`'s answer.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub(crate) struct CreateSql {

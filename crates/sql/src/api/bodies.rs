@@ -157,6 +157,9 @@ pub struct SchemaPost {
     pub definition: Option<SchemaDefinition>,
     /// Primary-key column names.
     pub primary_keys: BTreeSet<String>,
+    /// The event-time column and its watermark (`WATERMARK FOR column [AS expression]`).
+    /// Beyond Arroyo.
+    pub watermark: Option<tributary_types::Watermark>,
 }
 
 #[derive(Deserialize)]
@@ -173,6 +176,8 @@ struct SchemaShape {
     definition: Option<SchemaDefinition>,
     #[serde(default)]
     primary_keys: BTreeSet<String>,
+    #[serde(default)]
+    watermark: Option<tributary_types::Watermark>,
     // Read-only or informational in Arroyo's shape: accepted, not used.
     #[serde(default, rename = "inferred")]
     _inferred: Option<Value>,
@@ -219,6 +224,7 @@ impl SchemaPost {
             fields: shape.fields,
             definition: shape.definition,
             primary_keys: shape.primary_keys,
+            watermark: shape.watermark,
         }))
     }
 }

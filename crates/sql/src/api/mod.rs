@@ -21,7 +21,9 @@ pub use bodies::{
     PaginationQueryParams, SchemaInferPost, SchemaPost, SqlPost, Udf, ValidateQueryPost,
 };
 pub use error::{ApiDiagnostic, ApiError, ApiStatus, ErrorResp};
-pub use probes::{InferredSchema, TestStream, infer_schema, test_schema, test_table};
+pub use probes::{
+    InferredSchema, TestStream, infer_schema, test_profile_stream, test_schema, test_table,
+};
 pub use profiles::{
     autocomplete, create_profile, delete_profile, find_profile, get_profile, list_profiles,
     patch_profile, test_profile,
@@ -31,6 +33,7 @@ pub use sql_stream::{SqlStream, stream_sql};
 pub use statements::{profile_statement, table_statement};
 pub use tables::{
     create_sql, create_table, delete_table, find_table, get_table, list_tables, patch_table,
+    table_body_sql,
 };
 pub use views::{
     ConnectionAutocompleteResp, ConnectionProfileCollection, ConnectionProfileView,

@@ -119,6 +119,44 @@ pub async fn test_table(
     }
 }
 
+/// `POST /connection_profiles/test` asked for a stream (`Accept: text/event-stream`):
+/// the profile's test, each stage's event as it ends, then the verdict that the plain
+/// answer gives. Beyond Arroyo.
+pub async fn test_profile_stream(
+    session: Arc<Session>,
+    post: &super::bodies::ConnectionProfilePost,
+    max: Duration,
+) -> Result<(TestSourceMessage, TestStream), ApiError> {
+    let max = max.min(Duration::from_secs(MAX_TEST_SECONDS));
+    let stmt = super::statements::profile_statement(&post.name, &post.connector, &post.config, None);
+    // An invalid profile fails before any stage runs: its error is the first thing the
+    // task sends, and so the answer, not an event.
+    let name = post.name.clone();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let events = tx.clone();
+    let progress: testing::Progress = Arc::new(move |e: &TestEvent| {
+        let _ = events.send(Ok(event_message(e)));
+    });
+    let task = tokio::spawn(async move {
+        let run = session.test_definition(&stmt.sql, 0, testing::DEFAULT_TIMEOUT, Some(progress));
+        let last = match tokio::time::timeout(max, run).await {
+            Err(_) => Ok(TestSourceMessage::fail(format!(
+                "the connection test of connection profile '{name}' took longer than {} s and was stopped",
+                max.as_secs_f64()
+            ))),
+            Ok(Err(e)) => Err(body_error(&e, &stmt)),
+            Ok(Ok(tested)) => Ok(super::profiles::profile_verdict(&name, &tested)),
+        };
+        let _ = tx.send(last);
+    });
+    let mut stream = TestStream { events: rx, task };
+    match stream.events.recv().await {
+        Some(Ok(first)) => Ok((first, stream)),
+        Some(Err(e)) => Err(e),
+        None => Err(ApiError::internal("the connection test ended without a result")),
+    }
+}
+
 fn failed(diags: &[Diagnostic]) -> TestSourceMessage {
     let first = diags.first();
     let mut m = TestSourceMessage::fail(

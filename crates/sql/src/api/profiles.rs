@@ -44,16 +44,41 @@ fn check_name(name: &str) -> Result<(), ApiError> {
 
 /// `GET /connection_profiles`: every profile, most recently changed first.
 pub fn list_profiles(session: &Session) -> Result<ConnectionProfileCollection, ApiError> {
-    let mut profiles = session.store().profiles().map_err(catalog)?;
+    let store = session.store();
+    let mut profiles = store.profiles().map_err(catalog)?;
     profiles.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.name.cmp(&b.name)));
+    // One pass over the tables finds every profile's users.
+    let mut users: std::collections::HashMap<String, Vec<String>> =
+        std::collections::HashMap::new();
+    if !profiles.is_empty() {
+        for t in store.tables().map_err(catalog)? {
+            if let Some(p) = &t.profile {
+                users.entry(p.to_string()).or_default().push(t.name);
+            }
+        }
+    }
     Ok(ConnectionProfileCollection {
-        data: profiles.iter().map(ConnectionProfileView::of).collect(),
+        data: profiles
+            .iter()
+            .map(|p| {
+                let tables = users.remove(&p.id.to_string()).unwrap_or_default();
+                ConnectionProfileView::with_tables(p, tables)
+            })
+            .collect(),
     })
 }
 
 /// `GET /connection_profiles/{id}`.
 pub fn get_profile(session: &Session, key: &str) -> Result<ConnectionProfileView, ApiError> {
-    find_profile(session.store().as_ref(), key).map(|p| ConnectionProfileView::of(&p))
+    let store = session.store();
+    let p = find_profile(store.as_ref(), key)?;
+    let mut tables = Vec::new();
+    for id in store.dependents(&p.id).map_err(catalog)? {
+        if let Some(t) = store.table(&id).map_err(catalog)? {
+            tables.push(t.name);
+        }
+    }
+    Ok(ConnectionProfileView::with_tables(&p, tables))
 }
 
 /// `POST /connection_profiles`: `CREATE CONNECTION PROFILE`, tested before it is stored
@@ -86,7 +111,12 @@ pub async fn test_profile(
         .test_definition(&stmt.sql, 0, testing::DEFAULT_TIMEOUT, None)
         .await
         .map_err(|e| body_error(&e, &stmt))?;
-    Ok(match &tested.failure {
+    Ok(profile_verdict(&post.name, &tested))
+}
+
+/// What a profile's test came to, as its last message.
+pub(crate) fn profile_verdict(name: &str, tested: &crate::DefinitionTest) -> TestSourceMessage {
+    match &tested.failure {
         Some(diags) => {
             let mut m = TestSourceMessage::fail(
                 diags
@@ -112,7 +142,7 @@ pub async fn test_profile(
                 Some(e) if skipped => e.message.clone(),
                 Some(_) => format!(
                     "connection profile '{}' connected: {}",
-                    post.name,
+                    name,
                     tested
                         .events
                         .iter()
@@ -124,7 +154,7 @@ pub async fn test_profile(
             };
             TestSourceMessage::done(message)
         }
-    })
+    }
 }
 
 /// `DELETE /connection_profiles/{id}`: `DROP CONNECTION PROFILE`, refused while tables

@@ -122,6 +122,16 @@ pub(crate) fn set_schema(parts: &mut TableParts, schema: &SchemaPost, read_only:
     parts
         .constraints
         .retain(|(line, _)| !line.starts_with("PRIMARY KEY"));
+    parts
+        .constraints
+        .retain(|(line, _)| !line.starts_with("WATERMARK FOR"));
+    if let Some(w) = &schema.watermark {
+        let line = match &w.expression {
+            Some(e) if !e.trim().is_empty() => format!("WATERMARK FOR {} AS {e}", ident(&w.column)),
+            _ => format!("WATERMARK FOR {}", ident(&w.column)),
+        };
+        parts.constraints.push((line, "/schema/watermark".into()));
+    }
     if !schema.primary_keys.is_empty() {
         let keys: Vec<String> = schema.primary_keys.iter().map(|k| ident(k)).collect();
         parts.constraints.push((

@@ -130,6 +130,31 @@ pub fn create_sql(session: &Session, key: &str) -> Result<String, ApiError> {
     get_table(session, key).map(|v| v.create_sql)
 }
 
+/// `POST /connection_tables/sql`: the `CREATE TABLE` statement a table body stands for,
+/// secrets written `********`, checked as `tributary check` would (on a copy of the
+/// catalog, connecting nowhere) but not run: a console shows what it is about to create,
+/// and the errors of an invalid body with the paths of their fields. Beyond Arroyo.
+pub async fn table_body_sql(
+    session: &Session,
+    post: &ConnectionTablePost,
+) -> Result<String, ApiError> {
+    let stmt = body_statement(session, post, None, true)?;
+    let checking = super::queries::checking_session(session);
+    let mut refused = None;
+    checking
+        .run_script_with(&stmt.sql, crate::session::Mode::Check, |outcome| {
+            if let Err(e) = outcome {
+                refused = Some(e);
+            }
+            std::ops::ControlFlow::Continue(())
+        })
+        .await;
+    if let Some(e) = refused {
+        return Err(body_error(&e, &stmt));
+    }
+    Ok(crate::mask::masked(&stmt.sql))
+}
+
 /// The statement a table body stands for.
 pub(crate) fn body_statement(
     session: &Session,

@@ -29,13 +29,29 @@ pub struct ConnectionProfileView {
     /// The WITH options as written, secrets redacted, in SQL form.
     #[schema(value_type = Object)]
     pub options: Value,
+    /// Its last connection test: `at` (µs since the epoch), `result` (`passed`,
+    /// `failed`, `skipped`), `code` when it failed, `latency_ms`. Beyond Arroyo.
+    #[schema(value_type = Option<Object>)]
+    pub last_test: Option<tributary_types::LastTest>,
+    /// The names of the tables that use it, in name order (in listings and single
+    /// profiles; empty in the answer to a create). Beyond Arroyo.
+    pub tables: Vec<String>,
     /// What the request did not use or should know.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ApiDiagnostic>,
 }
 
 impl ConnectionProfileView {
-    /// The view of a stored profile.
+    /// The view of a stored profile used by `tables`.
+    pub fn with_tables(p: &ConnectionProfile, mut tables: Vec<String>) -> Self {
+        tables.sort_by_key(|t| t.to_lowercase());
+        Self {
+            tables,
+            ..Self::of(p)
+        }
+    }
+
+    /// The view of a stored profile (its tables left out).
     pub fn of(p: &ConnectionProfile) -> Self {
         Self {
             id: p.id.to_string(),
@@ -46,6 +62,8 @@ impl ConnectionProfileView {
             created_at: p.created_at,
             updated_at: p.updated_at,
             options: options_view(&p.options),
+            last_test: p.last_test.clone(),
+            tables: vec![],
             warnings: vec![],
         }
     }
@@ -98,6 +116,18 @@ pub struct ConnectionTableView {
     /// The table settings, secrets redacted.
     #[schema(value_type = Object)]
     pub config: Value,
+    /// Columns computed from others (`GENERATED ALWAYS AS`): `name`, `sql_name`,
+    /// `expression`. Beyond Arroyo.
+    #[schema(value_type = Vec<Object>)]
+    pub virtual_columns: Vec<Value>,
+    /// The event-time column and its watermark: `column`, `expression` (null for the
+    /// column itself). Beyond Arroyo.
+    #[schema(value_type = Option<Object>)]
+    pub watermark: Option<Value>,
+    /// Its last connection test (`TEST TABLE`, or a create with `validate`): `at`,
+    /// `result`, `code`, `latency_ms`. Beyond Arroyo.
+    #[schema(value_type = Option<Object>)]
+    pub last_test: Option<tributary_types::LastTest>,
     /// Columns (each with its `sql_name`), format and schema document.
     #[schema(value_type = Object)]
     pub schema: Value,
@@ -124,6 +154,23 @@ impl ConnectionTableView {
             connection_profile: profile.map(ConnectionProfileView::of),
             table_type: t.connection_type.as_str().into(),
             config: redact_config(&t.connector, ConfigKind::Table, &t.config),
+            virtual_columns: t
+                .virtual_columns
+                .iter()
+                .map(|v| {
+                    serde_json::json!({
+                        "name": v.name,
+                        "sql_name": v.field_type.sql_name(),
+                        "expression": v.expression,
+                    })
+                })
+                .collect(),
+            watermark: match (&t.watermark, &t.event_time_field) {
+                (Some(w), _) => Some(serde_json::json!({"column": w.column, "expression": w.expression})),
+                (None, Some(column)) => Some(serde_json::json!({"column": column, "expression": null})),
+                (None, None) => None,
+            },
+            last_test: t.last_test.clone(),
             schema: schema_view(&t.schema),
             consumers: 0,
             description: t.description.clone(),
@@ -215,6 +262,10 @@ pub struct ConnectorView {
     /// The profile settings' JSON Schema as text, or null when the connector takes no
     /// profile.
     pub connection_config: Option<String>,
+    /// The metadata a column can read with `METADATA FROM 'key'`: `key`, `sql_name`,
+    /// `description`. Beyond Arroyo.
+    #[schema(value_type = Vec<Object>)]
+    pub metadata: Vec<Value>,
 }
 
 /// `{"data": [...]}` of connectors.
@@ -245,6 +296,17 @@ pub fn connectors() -> ConnectorCollection {
                 testing: c.supports_testing(),
                 hidden: false,
                 connection_config: c.profile_schema().map(str::to_string),
+                metadata: c
+                    .metadata_keys()
+                    .iter()
+                    .map(|m| {
+                        serde_json::json!({
+                            "key": m.key,
+                            "sql_name": m.sql_type.field_type().sql_name(),
+                            "description": m.description,
+                        })
+                    })
+                    .collect(),
             }
         })
         .collect();

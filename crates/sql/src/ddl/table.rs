@@ -371,6 +371,7 @@ pub(crate) fn build_table(
             registry,
             created_at: now,
             updated_at: now,
+            last_test: None,
         },
         warnings,
     ))

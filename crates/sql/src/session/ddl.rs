@@ -182,7 +182,7 @@ impl Session {
         mode: Mode,
     ) -> Result<(Reply, ConnectionTable), Vec<Diagnostic>> {
         let PreparedTable {
-            table,
+            mut table,
             mut warnings,
             validate,
         } = prepared;
@@ -190,7 +190,7 @@ impl Session {
         if let Some(limit) = validate
             && self.may_connect(mode)
         {
-            let (_, outcome) = self
+            let (tested, outcome) = self
                 .run_table_test(
                     &table,
                     limit,
@@ -199,6 +199,7 @@ impl Session {
                     self.progress.as_ref(),
                 )
                 .await;
+            table.last_test = Some(tested.summary(tributary_catalog::now_micros()));
             let (_, notes) = outcome.map_err(|mut d| {
                 if let Some(first) = d.first_mut() {
                     first.notes.push("nothing was stored".into());

@@ -79,9 +79,13 @@ impl Session {
             return refused;
         }
         let limit = limit.unwrap_or(testing::DEFAULT_LIMIT);
-        let (_, outcome) = self
+        let (tested, outcome) = self
             .run_table_test(&table, limit, timeout, name.span, self.progress.as_ref())
             .await;
+        // The outcome is kept with the table, as a profile's is, passed or failed.
+        let mut table = table;
+        table.last_test = Some(tested.summary(tributary_catalog::now_micros()));
+        self.apply(vec![Change::PutTable(table)], name.span).await?;
         let (batch, notes) = outcome?;
         Ok(Reply::rows_with(batch, notes))
     }
