@@ -212,7 +212,7 @@ fn the_json_document_parses_with_typed_values_and_structured_diagnostics() {
     assert_eq!(d["severity"], "error");
     assert_eq!(d["code"], "PLAN_ERROR");
     assert_eq!(d["line"], 6);
-    assert_eq!(d["column"], 1);
+    assert_eq!(d["column"], 8);
     assert!(d["end_line"].is_u64() && d["end_column"].is_u64(), "{d}");
     assert!(d["message"].as_str().unwrap().contains("nope"), "{d}");
     for key in ["help", "notes"] {

@@ -13,18 +13,46 @@ use std::sync::OnceLock;
 
 /// Every file of the console: its path under `/console/`, its type and its bytes.
 const FILES: &[(&str, &str, &[u8])] = &[
-    ("index.html", "text/html; charset=utf-8", include_bytes!("../console/index.html")),
-    ("console.css", "text/css; charset=utf-8", include_bytes!("../console/console.css")),
+    (
+        "index.html",
+        "text/html; charset=utf-8",
+        include_bytes!("../console/index.html"),
+    ),
+    (
+        "console.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../console/console.css"),
+    ),
     ("js/api.js", JS, include_bytes!("../console/js/api.js")),
     ("js/app.js", JS, include_bytes!("../console/js/app.js")),
-    ("js/connections.js", JS, include_bytes!("../console/js/connections.js")),
+    (
+        "js/connections.js",
+        JS,
+        include_bytes!("../console/js/connections.js"),
+    ),
     ("js/dom.js", JS, include_bytes!("../console/js/dom.js")),
     ("js/form.js", JS, include_bytes!("../console/js/form.js")),
-    ("js/profiles.js", JS, include_bytes!("../console/js/profiles.js")),
-    ("js/schema_step.js", JS, include_bytes!("../console/js/schema_step.js")),
+    (
+        "js/profiles.js",
+        JS,
+        include_bytes!("../console/js/profiles.js"),
+    ),
+    (
+        "js/schema_step.js",
+        JS,
+        include_bytes!("../console/js/schema_step.js"),
+    ),
     ("js/sql.js", JS, include_bytes!("../console/js/sql.js")),
-    ("js/testing.js", JS, include_bytes!("../console/js/testing.js")),
-    ("js/wizard.js", JS, include_bytes!("../console/js/wizard.js")),
+    (
+        "js/testing.js",
+        JS,
+        include_bytes!("../console/js/testing.js"),
+    ),
+    (
+        "js/wizard.js",
+        JS,
+        include_bytes!("../console/js/wizard.js"),
+    ),
 ];
 
 const JS: &str = "text/javascript; charset=utf-8";
@@ -36,10 +64,15 @@ const POLICY: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'
 /// The console's routes.
 pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
-        .route("/", get(|headers: HeaderMap| async move { file("index.html", &headers) }))
+        .route(
+            "/",
+            get(|headers: HeaderMap| async move { file("index.html", &headers) }),
+        )
         .route(
             "/console/{*path}",
-            get(|Path(path): Path<String>, headers: HeaderMap| async move { file(&path, &headers) }),
+            get(
+                |Path(path): Path<String>, headers: HeaderMap| async move { file(&path, &headers) },
+            ),
         )
 }
 
@@ -51,7 +84,12 @@ pub fn shipped_bytes() -> usize {
 /// Each file's ETag, computed once.
 fn etags() -> &'static Vec<String> {
     static TAGS: OnceLock<Vec<String>> = OnceLock::new();
-    TAGS.get_or_init(|| FILES.iter().map(|(_, _, b)| format!("\"{:016x}\"", fnv1a(b))).collect())
+    TAGS.get_or_init(|| {
+        FILES
+            .iter()
+            .map(|(_, _, b)| format!("\"{:016x}\"", fnv1a(b)))
+            .collect()
+    })
 }
 
 /// FNV-1a: a content fingerprint for ETags (not a security measure).
@@ -89,9 +127,18 @@ fn file(path: &str, headers: &HeaderMap) -> Response {
         h.insert(header::ETAG, v);
     }
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(POLICY),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     response
 }
 
@@ -111,7 +158,11 @@ mod tests {
                 };
                 let target = from.trim_start_matches("./");
                 let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-                let full = if dir.is_empty() { target.to_string() } else { format!("{dir}/{target}") };
+                let full = if dir.is_empty() {
+                    target.to_string()
+                } else {
+                    format!("{dir}/{target}")
+                };
                 assert!(
                     FILES.iter().any(|(p, _, _)| *p == full),
                     "{path} imports {from}, which is not served"
@@ -137,7 +188,10 @@ mod tests {
             }
         }
         for f in &found {
-            assert!(FILES.iter().any(|(p, _, _)| p == f), "console/{f} is not in FILES");
+            assert!(
+                FILES.iter().any(|(p, _, _)| p == f),
+                "console/{f} is not in FILES"
+            );
         }
         assert_eq!(found.len(), FILES.len());
     }
@@ -149,7 +203,13 @@ mod tests {
         let tag = first.headers()[header::ETAG].clone();
         let mut headers = HeaderMap::new();
         headers.insert(header::IF_NONE_MATCH, tag);
-        assert_eq!(file("index.html", &headers).status(), StatusCode::NOT_MODIFIED);
-        assert_eq!(file("nope.js", &HeaderMap::new()).status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            file("index.html", &headers).status(),
+            StatusCode::NOT_MODIFIED
+        );
+        assert_eq!(
+            file("nope.js", &HeaderMap::new()).status(),
+            StatusCode::NOT_FOUND
+        );
     }
 }

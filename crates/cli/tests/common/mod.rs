@@ -1,3 +1,4 @@
 //! Helpers shared by the binary's integration tests.
 
+pub mod browser;
 pub mod server;

@@ -121,7 +121,7 @@ export async function profilePage(key) {
     h("h2", {}, "Settings"),
     optionsTable(p.config),
     h("h2", {}, "As SQL"),
-    codeBlock(createProfileSql(p)),
+    codeBlock(p.create_sql),
   );
   return {
     title: p.name,
@@ -160,16 +160,6 @@ export async function profilePage(key) {
   };
 }
 
-/** A profile's options as the statement that would recreate it (secrets as stored: redacted). */
-function createProfileSql(p) {
-  const options = [`connector = '${p.connector}'`];
-  for (const [k, v] of Object.entries(p.options || {})) {
-    const key = /^[a-z_][a-z0-9_]*$/.test(k) ? k : `'${k}'`;
-    options.push(`${key} = ${typeof v === "string" ? `'${v.replace(/'/g, "''")}'` : JSON.stringify(v)}`);
-  }
-  return `CREATE CONNECTION PROFILE ${quoteIdent(p.name)} WITH (\n  ${options.join(",\n  ")}\n);`;
-}
-
 /** `name` as an SQL identifier. */
 export function quoteIdent(name) {
   return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
@@ -198,7 +188,7 @@ export function profileEditor(connector, { existing = null, onStored }) {
     const fieldErrors = [];
     for (const d of e.diagnostics || []) {
       if (d.path === "/name") nameError.textContent = d.message;
-      else if (d.path?.startsWith("/config")) fieldErrors.push({ pointer: d.path.slice("/config".length), message: d.message + (d.hint ? ` ${d.hint}` : "") });
+      else if (d.path?.startsWith("/config")) fieldErrors.push({ pointer: d.path.slice("/config".length), message: d.message + (d.hint ? `. ${d.hint}` : "") });
       else unplaced.push(d);
     }
     if (e.path?.startsWith("/config") && !fieldErrors.length) fieldErrors.push({ pointer: e.path.slice(7), message: e.message });

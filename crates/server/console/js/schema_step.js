@@ -56,7 +56,8 @@ export function schemaStep(state) {
   const messageName = h("input", { id: messageId, type: "text", value: saved.message || "", placeholder: "orders.Order", spellcheck: "false" });
   const inferred = { fields: saved.inferred || null };
   const metadata = new Map((saved.metadata || []).map((m) => [m.key, m.name]));
-  const watermarkColumn = h("select", { "aria-label": "Event-time column" }, h("option", { value: "" }, "(none)"));
+  const watermarkId = uid("watermark");
+  const watermarkColumn = h("select", { id: watermarkId }, h("option", { value: "" }, "(none)"));
   const latenessId = uid("lateness");
   const lateness = h("input", { id: latenessId, type: "number", min: "0", step: "1", value: saved.lateness ?? "5", "aria-describedby": `${latenessId}-help` });
   let previewed = [];
@@ -116,7 +117,7 @@ export function schemaStep(state) {
         break;
       case "json_schema":
       case "avro_schema":
-        replace(detail, h("div", { class: "field" }, h("label", { for: docId }, source === "json_schema" ? "JSON Schema" : "Avro schema (JSON)"), doc));
+        replace(detail, h("div", { class: "field" }, h("label", { for: docId }, source === "json_schema" ? "JSON Schema document" : "Avro schema document"), doc));
         break;
       case "protobuf_schema":
         replace(detail, h("div", { class: "field" }, h("label", { for: docId }, "The .proto file"), doc), h("div", { class: "field" }, h("label", { for: messageId }, "Message"), messageName));
@@ -222,9 +223,10 @@ export function schemaStep(state) {
       const nameInput = h("input", { type: "text", value: metadata.get(m.key) || m.key, "aria-label": `Column name for metadata ${m.key}`, spellcheck: "false", oninput: () => { if (metadata.has(m.key)) metadata.set(m.key, nameInput.value.trim() || m.key); } });
       return h(
         "div",
-        { class: "choice-row" },
+        { class: "meta-row" },
         h("input", { type: "checkbox", id, checked: metadata.has(m.key), onchange: (e) => { if (e.target.checked) metadata.set(m.key, nameInput.value.trim() || m.key); else metadata.delete(m.key); } }),
-        h("label", { for: id }, h("code", {}, m.key), ` ${m.sql_name}`),
+        h("label", { for: id }, h("code", {}, m.key)),
+        h("span", {}, m.sql_name),
         h("span", { class: "meta" }, m.description),
         nameInput,
       );
@@ -242,7 +244,7 @@ export function schemaStep(state) {
       "div",
       { class: "panel" },
       h("h3", {}, "Event time and watermark"),
-      h("div", { class: "two" }, h("div", { class: "field" }, h("label", {}, "Event-time column"), watermarkColumn), h("div", { class: "field" }, h("label", { for: latenessId }, "Allowed lateness (seconds)"), lateness, h("small", { class: "help", id: `${latenessId}-help` }, "Rows later than this behind the newest event time are dropped."))),
+      h("div", { class: "two" }, h("div", { class: "field" }, h("label", { for: watermarkId }, "Event-time column"), watermarkColumn), h("div", { class: "field" }, h("label", { for: latenessId }, "Allowed lateness (seconds)"), lateness, h("small", { class: "help", id: `${latenessId}-help` }, "Rows later than this behind the newest event time are dropped."))),
       h("button", { type: "button", class: "small", onclick: () => check() }, "Preview columns"),
     ),
     messages,
@@ -257,6 +259,17 @@ export function schemaStep(state) {
     element,
     next: async () => {
       if (!(await check())) return false;
+      // The whole table, checked by the server as CREATE TABLE would check it: rules
+      // between the columns and the rest (the watermark's column, keys) show here.
+      const body = { name: state.name || "new_table", connector: c.id, connection_profile_id: state.profile?.id ?? null, config: state.config || {}, schema: schemaBody() };
+      try {
+        await api.post("/connection_tables/sql", body);
+      } catch (e) {
+        if (e.status === 400 && !(e.diagnostics || []).every((d) => d.path === "/name")) {
+          replace(messages, errorBanner(e, "The table is not valid with these columns"));
+          return false;
+        }
+      }
       state.schema = schemaBody();
       state.schemaUi = { format: format.value, source, columns, document: doc.value, message: messageName.value, inferred: inferred.fields, metadata: [...metadata].map(([key, name]) => ({ key, name })), watermark: watermarkColumn.value, lateness: lateness.value, previewed };
       return true;

@@ -53,6 +53,7 @@ export async function wizardPage(query) {
     );
   };
   const go = async (to) => {
+    const began = performance.now();
     leaving?.();
     leaving = null;
     index = to;
@@ -62,6 +63,8 @@ export async function wizardPage(query) {
     const { element, next, nextLabel, leave } = await step(state, connectors, () => go(index + 1));
     leaving = leave || null;
     replace(screen, element);
+    // How long the step took to appear, for anyone measuring the console.
+    performance.measure("wizard-step", { start: began, detail: steps[index] });
     replace(
       nav,
       index > 0 ? h("button", { type: "button", onclick: () => go(index - 1) }, "Back") : h("span"),
@@ -224,12 +227,12 @@ const RENDER = {
           await api.post("/connection_tables/sql", tableBody(state, state.name || "new_table"));
         } catch (e) {
           const errors = (e.diagnostics || [])
-            .filter((d) => d.path?.startsWith("/config"))
-            .map((d) => ({ pointer: d.path.slice(7), message: d.message + (d.hint ? ` ${d.hint}` : "") }));
+            .filter((d) => d.path?.startsWith("/config/"))
+            .map((d) => ({ pointer: d.path.slice(7), message: d.message + (d.hint ? `. ${d.hint}` : "") }));
           const profileProblem = (e.diagnostics || []).find((d) => d.path === "/connection_profile_id");
-          if (errors.length || profileProblem) {
-            const rest = form.setErrors(errors);
-            replace(messages, errorBanner({ message: "Some options need attention", diagnostics: [...rest, ...(profileProblem ? [profileProblem] : [])] }));
+          const unplaced = form.setErrors(errors);
+          if (unplaced.length < errors.length || profileProblem) {
+            replace(messages, errorBanner({ message: "Some options need attention", diagnostics: [...unplaced, ...(profileProblem ? [profileProblem] : [])] }));
             return false;
           }
           if (e.status !== 400) {

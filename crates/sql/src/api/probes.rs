@@ -128,7 +128,8 @@ pub async fn test_profile_stream(
     max: Duration,
 ) -> Result<(TestSourceMessage, TestStream), ApiError> {
     let max = max.min(Duration::from_secs(MAX_TEST_SECONDS));
-    let stmt = super::statements::profile_statement(&post.name, &post.connector, &post.config, None);
+    let stmt =
+        super::statements::profile_statement(&post.name, &post.connector, &post.config, None);
     // An invalid profile fails before any stage runs: its error is the first thing the
     // task sends, and so the answer, not an event.
     let name = post.name.clone();
@@ -153,7 +154,9 @@ pub async fn test_profile_stream(
     match stream.events.recv().await {
         Some(Ok(first)) => Ok((first, stream)),
         Some(Err(e)) => Err(e),
-        None => Err(ApiError::internal("the connection test ended without a result")),
+        None => Err(ApiError::internal(
+            "the connection test ended without a result",
+        )),
     }
 }
 

@@ -36,6 +36,9 @@ pub struct ConnectionProfileView {
     /// The names of the tables that use it, in name order (in listings and single
     /// profiles; empty in the answer to a create). Beyond Arroyo.
     pub tables: Vec<String>,
+    /// The profile's `CREATE CONNECTION PROFILE` statement, secrets redacted. Beyond
+    /// Arroyo.
+    pub create_sql: String,
     /// What the request did not use or should know.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ApiDiagnostic>,
@@ -64,6 +67,7 @@ impl ConnectionProfileView {
             options: options_view(&p.options),
             last_test: p.last_test.clone(),
             tables: vec![],
+            create_sql: p.to_create_sql(),
             warnings: vec![],
         }
     }
@@ -166,8 +170,12 @@ impl ConnectionTableView {
                 })
                 .collect(),
             watermark: match (&t.watermark, &t.event_time_field) {
-                (Some(w), _) => Some(serde_json::json!({"column": w.column, "expression": w.expression})),
-                (None, Some(column)) => Some(serde_json::json!({"column": column, "expression": null})),
+                (Some(w), _) => {
+                    Some(serde_json::json!({"column": w.column, "expression": w.expression}))
+                }
+                (None, Some(column)) => {
+                    Some(serde_json::json!({"column": column, "expression": null}))
+                }
                 (None, None) => None,
             },
             last_test: t.last_test.clone(),

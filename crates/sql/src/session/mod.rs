@@ -41,6 +41,9 @@ pub fn session_config() -> SessionConfig {
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(true)
         .with_option_extension(crate::preview::PreviewOptions::default())
+        // Spans on plan errors ("no field named x" at the column), for diagnostics that
+        // point at the expression rather than the statement.
+        .set_bool("datafusion.sql_parser.collect_spans", true)
 }
 
 /// Register Tributary's catalog (as `tributary`) and window functions on a context, and
