@@ -137,15 +137,28 @@ async fn the_wizard_creates_an_impulse_table_and_the_sql_tab_reads_it() {
     assert!(b.exists(".editor .marks mark").await);
     assert_eq!(b.text(".gutter .bad").await, "3");
     b.shot("sql-check").await;
-    // Run streams the rows into a table.
+    // Explain shows the plan of the statement at the cursor.
     b.type_into(
         &editor,
         "SELECT counter FROM ticks ORDER BY counter LIMIT 5;",
     )
     .await;
+    b.click_button("Explain").await;
+    b.wait_text(".output", "logical_plan").await;
+    b.shot("sql-explain").await;
+    // Run streams the rows into a table.
     b.click_button("Run").await;
     b.wait_text(".output", "5 rows").await;
     b.shot("sql-run").await;
+    // The same pages in dark mode.
+    b.dark().await;
+    b.shot("sql-run-dark").await;
+    b.go(&format!("{}/#/connections/ticks", server.url)).await;
+    b.wait_text("main h1", "ticks").await;
+    b.shot("table-dark").await;
+    b.go(&format!("{}/#/new", server.url)).await;
+    b.find("button.card[data-connector=kafka]").await;
+    b.shot("connectors-dark").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -263,6 +263,14 @@ impl Browser {
         assert_eq!(done, json!(true), "no option '{value}' in '{label}'");
     }
 
+    /// Show the page as a browser set to dark mode would.
+    pub async fn dark(&self) {
+        let params = json!({"cmd": "Emulation.setEmulatedMedia", "params": {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}});
+        self.try_call("/goog/cdp/execute", params)
+            .await
+            .unwrap_or_else(|e| panic!("cannot emulate dark mode: {e}"));
+    }
+
     /// Save a screenshot as `<n>-<name>.png`; its path.
     pub async fn shot(&self, name: &str) -> PathBuf {
         let data = self.call(reqwest::Method::GET, "/screenshot", None).await;

@@ -87,10 +87,9 @@ export function lastTest(test) {
   if (!test) return h("span", { class: "result-never" }, "never tested");
   return h(
     "span",
-    { class: `result-${test.result}`, title: time(test.at) },
-    test.result,
-    test.code ? ` (${test.code})` : "",
-    test.latency_ms !== undefined ? h("span", { class: "null" }, ` · ${test.latency_ms} ms`) : null,
+    {},
+    h("span", { class: `result-${test.result}` }, test.result, test.code ? ` (${test.code})` : ""),
+    h("span", { class: "when" }, [test.latency_ms !== undefined ? ` · ${test.latency_ms} ms` : "", ` · ${time(test.at)}`]),
   );
 }
 
@@ -102,11 +101,12 @@ export async function tablePage(key) {
   const columns = fields.map((f) => ({
     name: f.name,
     type: f.sql_name,
+    arrow: f.arrow_type || "",
     nullable: f.required ? "no" : "yes",
     kind: f.metadata_key ? `metadata '${f.metadata_key}'` : "",
   }));
   for (const v of t.virtual_columns || []) {
-    columns.push({ name: v.name, type: v.sql_name, nullable: "", kind: `generated: ${v.expression}` });
+    columns.push({ name: v.name, type: v.sql_name, arrow: "", nullable: "", kind: `generated: ${v.expression}` });
   }
   const watermark = t.watermark;
   const body = h("div");
@@ -116,6 +116,7 @@ export async function tablePage(key) {
         [
           { label: "Column", render: (c) => h("code", {}, c.name) },
           { label: "Type", render: (c) => c.type },
+          { label: "Arrow type", render: (c) => h("code", {}, c.arrow) },
           { label: "Nullable", render: (c) => c.nullable },
           { label: "Kind", render: (c) => c.kind },
         ],

@@ -210,6 +210,10 @@ pub fn field_view(f: &SourceField) -> Value {
     let mut v = serde_json::to_value(f).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {
         o.insert("sql_name".into(), Value::String(f.field_type.sql_name()));
+        o.insert(
+            "arrow_type".into(),
+            Value::String(f.field_type.to_arrow().to_string()),
+        );
         match &f.field_type {
             tributary_types::FieldType::Struct { fields } => {
                 o.insert(
