@@ -382,7 +382,8 @@ async fn load_and_wizard_step_times_are_measured() {
     .await;
     b.go(&format!("{}/#/connections", server.url)).await;
     b.go(&format!("{}/#/new?connector=mqtt", server.url)).await;
-    b.wait_text("ol.steps li[aria-current=step]", "Profile").await;
+    b.wait_text("ol.steps li[aria-current=step]", "Profile")
+        .await;
     next_step(&b, "Next", "Table").await;
     b.fill("Topic", "timing/test").await;
     next_step(&b, "Next", "Schema").await;
@@ -415,7 +416,14 @@ async fn load_and_wizard_step_times_are_measured() {
         .iter()
         .filter_map(|s| s[0].as_str())
         .collect();
-    for step in ["connector", "profile", "options", "schema", "test", "create"] {
+    for step in [
+        "connector",
+        "profile",
+        "options",
+        "schema",
+        "test",
+        "create",
+    ] {
         assert!(measured.contains(&step), "{step} was not measured: {steps}");
     }
 }
