@@ -72,8 +72,8 @@ pub const STATEMENTS: &[StatementHelp] = &[
     },
     StatementHelp {
         name: "SET",
-        summary: "Set a session option: preview bounds, DataFusion settings.",
-        syntax: "SET option = value",
+        summary: "Set a session option: Arroyo's updating_ttl, preview bounds, DataFusion settings.",
+        syntax: "SET option { = | TO } value\n  options: updating_ttl, preview.max_rows, preview.timeout, datafusion.*",
         example: "SET preview.max_rows = 1000;",
     },
     StatementHelp {

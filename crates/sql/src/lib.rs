@@ -23,6 +23,7 @@ pub mod errors;
 pub mod help;
 mod mask;
 pub mod parser;
+pub mod pipeline_options;
 pub mod preview;
 mod provider;
 pub mod render;

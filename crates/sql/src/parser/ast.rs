@@ -192,6 +192,15 @@ pub enum Statement {
         /// The bound on each network step (and on waiting for messages), and where.
         timeout: Option<(String, Span)>,
     },
+    /// `SET name = value` (not `SET TIME ZONE`, which DataFusion takes).
+    Set {
+        /// The option's name as written (dotted).
+        name: Name,
+        /// The value as text (a string's content, an interval's text).
+        value: String,
+        /// Where the value is.
+        value_span: Span,
+    },
     /// Anything else: planned and run by DataFusion.
     Query,
 }

@@ -6,6 +6,7 @@
 pub mod ast;
 mod create_table;
 mod options;
+mod set;
 mod shape;
 pub mod spans;
 
@@ -220,6 +221,11 @@ fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> 
             | ["DESC", ..]
             | ["TEST", ..]
     );
+    if w.first() == Some(&"SET")
+        && let Some(set) = set::parse_set(&tokens)
+    {
+        return set;
+    }
     if !ours {
         // Other CREATE/DROP/ALTER forms would reach DataFusion, which cannot store anything
         // in Tributary's catalog; say so plainly.

@@ -11,6 +11,7 @@ mod definitions;
 mod outcome;
 mod probes;
 mod query;
+mod set;
 mod show;
 mod streaming;
 mod validation;
@@ -41,6 +42,7 @@ pub fn session_config() -> SessionConfig {
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(true)
         .with_option_extension(crate::preview::PreviewOptions::default())
+        .with_option_extension(crate::pipeline_options::PipelineOptions::default())
         // Spans on plan errors ("no field named x" at the column), for diagnostics that
         // point at the expression rather than the statement.
         .set_bool("datafusion.sql_parser.collect_spans", true)
@@ -340,6 +342,11 @@ impl Session {
                 limit,
                 timeout,
             } => self.test_table(name, *limit, timeout, mode).await,
+            Statement::Set {
+                name,
+                value,
+                value_span,
+            } => self.set_option(name, value, *value_span),
             Statement::Query => self.run_query(stmt, mode, delivery).await,
         };
         boundary::sealed(handled, span, &stmt.text)
