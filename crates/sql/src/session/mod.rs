@@ -60,6 +60,10 @@ pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<Sessi
     for f in crate::windows::window_functions() {
         ctx.register_udf(f);
     }
+    // Arroyo's JSON functions and operators (`json_get`, `->`, `->>`, `?`). Registering
+    // them into a fresh state cannot fail; if it ever did, queries would say the
+    // function is unknown, which is the truth.
+    let _ = datafusion_functions_json::register_all(&mut *ctx.state_ref().write());
     ctx.add_analyzer_rule(Arc::new(crate::windows::EventTimeWindows));
     ctx.add_analyzer_rule(Arc::new(crate::windows::ExpandWindows));
     shared
