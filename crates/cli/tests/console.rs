@@ -220,6 +220,8 @@ async fn the_wizard_creates_an_mqtt_profile_tested_live_and_a_table_reading_samp
     b.wait_text("main", "CREATE TABLE \"readings\"").await;
     b.click_button("Create connection").await;
     b.wait_text("main h1", "readings").await;
+    // Tested in the wizard, so created with a connection check, whose result it keeps.
+    b.wait_text("main .facts", "passed").await;
     b.shot("mqtt-table").await;
     let answer = api_sql(&server, "DESCRIBE readings").await;
     assert!(

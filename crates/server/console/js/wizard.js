@@ -256,9 +256,16 @@ const RENDER = {
     const controller = new AbortController();
     const body = tableBody(state, state.name || `${state.connector.id}_test`);
     const start = () =>
-      runTest(holder, "/connection_tables/test", body, controller.signal).catch((e) => {
-        if (e.name !== "AbortError") showFieldErrors(state, e);
-      });
+      runTest(holder, "/connection_tables/test", body, controller.signal)
+        .then((last) => {
+          // A table that passed its test is created with a connection check, which
+          // records the test's result with it.
+          state.tested = Boolean(last && !last.error);
+        })
+        .catch((e) => {
+          state.tested = false;
+          if (e.name !== "AbortError") showFieldErrors(state, e);
+        });
     start();
     return {
       element: h("div", {}, h("p", { class: "sub" }, "The table is tested as it will be created: connecting, reading a few messages and decoding them."), h("div", { class: "toolbar" }, h("button", { type: "button", onclick: () => start() }, "Test again")), holder),
@@ -282,7 +289,7 @@ const RENDER = {
         return;
       }
       try {
-        const answer = await api.post("/connection_tables/sql", tableBody(state, state.name));
+        const answer = await api.post("/connection_tables/sql", tableBody(state, state.name, true));
         replace(statement, codeBlock(answer.sql));
       } catch (e) {
         replace(statement, errorBanner(e));
@@ -313,7 +320,7 @@ const RENDER = {
           return false;
         }
         try {
-          const created = await api.post("/connection_tables", tableBody(state, state.name));
+          const created = await api.post("/connection_tables", tableBody(state, state.name, true));
           toast(`Connection ${created.name} was created`);
           location.hash = `#/connections/${encodeURIComponent(created.name)}`;
           return false;
@@ -341,13 +348,14 @@ function radio(group, value, checked, label, detail, onchange) {
 }
 
 /** The table body the wizard has built so far. */
-export function tableBody(state, name) {
+export function tableBody(state, name, final = false) {
   return {
     name,
     connector: state.connector.id,
     connection_profile_id: state.profile?.id ?? null,
     config: state.config || {},
     ...(state.schema ? { schema: state.schema } : {}),
+    ...(final && state.tested ? { validate: "connect" } : {}),
   };
 }
 
