@@ -2,11 +2,11 @@
 //! (non-windowed) aggregate keeps a key's state without changes. Kept in the session's
 //! DataFusion configuration as `pipeline.updating_ttl`, beside the `preview.*` bounds.
 
-use datafusion::common::{DataFusionError, Result};
+use crate::preview::positive_interval;
+use datafusion::common::Result;
 use datafusion::config::{ConfigExtension, ConfigField, Visit};
 use std::fmt;
 use std::time::Duration;
-use tributary_types::parse_interval_micros;
 
 datafusion::common::extensions_options! {
     /// A session's pipeline options.
@@ -39,19 +39,8 @@ impl ConfigField for UpdatingTtl {
     }
 
     fn set(&mut self, _key: &str, value: &str) -> Result<()> {
-        match parse_interval_micros(value) {
-            Ok(us) if us > 0 => {
-                self.0 = Duration::from_micros(us as u64);
-                Ok(())
-            }
-            Ok(_) => Err(DataFusionError::Configuration(
-                "updating_ttl must be longer than zero; write SET updating_ttl = INTERVAL '1' HOUR"
-                    .into(),
-            )),
-            Err(e) => Err(DataFusionError::Configuration(format!(
-                "invalid updating_ttl '{value}': {e}; write SET updating_ttl = INTERVAL '1' HOUR"
-            ))),
-        }
+        self.0 = positive_interval(value, "updating_ttl", "INTERVAL '1' HOUR")?;
+        Ok(())
     }
 }
 

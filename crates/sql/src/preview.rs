@@ -46,19 +46,22 @@ impl ConfigField for PreviewTimeout {
     }
 
     fn set(&mut self, _key: &str, value: &str) -> Result<()> {
-        match parse_interval_micros(value) {
-            Ok(us) if us > 0 => {
-                self.0 = Duration::from_micros(us as u64);
-                Ok(())
-            }
-            Ok(_) => Err(DataFusionError::Configuration(
-                "preview.timeout must be longer than zero; write SET preview.timeout = '10 seconds'"
-                    .into(),
-            )),
-            Err(e) => Err(DataFusionError::Configuration(format!(
-                "invalid preview.timeout '{value}': {e}; write SET preview.timeout = '10 seconds'"
-            ))),
-        }
+        self.0 = positive_interval(value, "preview.timeout", "'10 seconds'")?;
+        Ok(())
+    }
+}
+
+/// `value` as a positive interval for option `name`, or why not (with an `example` of
+/// the value to write).
+pub(crate) fn positive_interval(value: &str, name: &str, example: &str) -> Result<Duration> {
+    match parse_interval_micros(value) {
+        Ok(us) if us > 0 => Ok(Duration::from_micros(us as u64)),
+        Ok(_) => Err(DataFusionError::Configuration(format!(
+            "{name} must be longer than zero; write SET {name} = {example}"
+        ))),
+        Err(e) => Err(DataFusionError::Configuration(format!(
+            "invalid {name} '{value}': {e}; write SET {name} = {example}"
+        ))),
     }
 }
 
