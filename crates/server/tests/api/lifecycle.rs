@@ -323,6 +323,45 @@ async fn no_answer_holds_a_secret() {
         "schema": {"format": {"type": "json"}, "fields": [{"name": "a", "type": "int64"}]}}),
     )
     .await;
+    // The statement a body stands for (the console shows it before creating), a
+    // connector without profiles holding the secret inline, and a profile's test streamed.
+    let preview = app
+        .post(
+            "/api/v1/connection_tables/sql",
+            json!({"name": "poll", "connector": "polling_http",
+            "config": {"endpoint": format!("https://api.example.com/x?token={secret}"),
+                       "headers": format!("Authorization: Bearer {secret}")},
+            "schema": {"format": {"type": "json"}, "fields": [{"name": "a", "type": "int64"}]}}),
+        )
+        .await;
+    assert_eq!(preview.status, 200, "{}", preview.text());
+    assert!(
+        preview.text().contains("CREATE TABLE"),
+        "{}",
+        preview.text()
+    );
+    seen.push_str(&preview.text());
+    let streamed_test = app
+        .send(
+            axum::http::Request::builder()
+                .method("POST")
+                .uri("/api/v1/connection_profiles/test")
+                .header("authorization", format!("Bearer {}", crate::common::TOKEN))
+                .header("content-type", "application/json")
+                .header("accept", "text/event-stream")
+                .body(axum::body::Body::from(
+                    json!({"name": "sec4", "connector": "redis", "config": {"address": format!("redis://u:{secret}@127.0.0.1:1")}})
+                        .to_string(),
+                ))
+                .unwrap(),
+        )
+        .await;
+    assert!(
+        streamed_test.text().contains("data:"),
+        "{}",
+        streamed_test.text()
+    );
+    seen.push_str(&streamed_test.text());
     for path in [
         "/api/v1/connection_profiles",
         "/api/v1/connection_profiles/sec",
