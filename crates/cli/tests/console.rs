@@ -187,7 +187,7 @@ async fn the_wizard_creates_an_mqtt_profile_tested_live_and_a_table_reading_samp
     b.wait_text(".test-results", "The test passed").await;
     let stages = b.text("ol.stages").await;
     assert!(stages.contains("connect"), "{stages}");
-    b.shot("mqtt-profile-tested").await;
+    b.shot_of(".test-results", "mqtt-profile-tested").await;
     b.click_button("Create profile").await;
     b.wait_text("main", "local_mqtt").await;
     next_step(&b, "Next", "Table").await;
@@ -209,7 +209,7 @@ async fn the_wizard_creates_an_mqtt_profile_tested_live_and_a_table_reading_samp
     .await;
     b.click_button("Preview columns").await;
     b.wait_text("main", "Resulting columns").await;
-    b.shot("mqtt-schema").await;
+    b.shot_of(".wizard-nav", "mqtt-schema").await;
     next_step(&b, "Next", "Test").await;
     b.wait_text("main", "The test passed").await;
     let rows = b.wait_text("main", "Sampled rows").await;
@@ -283,7 +283,8 @@ async fn the_wizard_creates_a_kafka_table_with_an_untested_profile_and_a_pasted_
         .await;
     let refused = b.wait_text("main .banner.error", "not deleted").await;
     assert!(refused.contains("orders"), "{refused}");
-    b.shot("profile-delete-refused").await;
+    b.shot_of("main .banner.error", "profile-delete-refused")
+        .await;
     let still = api_sql(&server, "SHOW CONNECTION PROFILES").await;
     assert!(still.to_string().contains("prod"), "{still}");
 }
@@ -305,7 +306,7 @@ async fn a_failing_profile_test_shows_its_stage_code_and_hint_and_server_errors_
     assert!(failed.contains("CONNECT_REFUSED"), "{failed}");
     assert!(failed.contains("broker is running"), "the hint: {failed}");
     assert!(b.exists("ol.stages li.failed").await);
-    b.shot("profile-test-failed").await;
+    b.shot_of(".test-results", "profile-test-failed").await;
     // A rule only the server knows: TLS options with a plain mqtt:// URL. Its error is
     // shown beside the CA field.
     b.fill("URL", "mqtt://127.0.0.1:1883").await;

@@ -271,6 +271,17 @@ impl Browser {
             .unwrap_or_else(|e| panic!("cannot emulate dark mode: {e}"));
     }
 
+    /// Scroll the first element matching `css` to the middle of the window, then save a
+    /// screenshot (the viewport is what a user sees).
+    pub async fn shot_of(&self, css: &str, name: &str) -> PathBuf {
+        self.js(
+            "const e = document.querySelector(arguments[0]); if (e) e.scrollIntoView({block: 'center'});",
+            vec![json!(css)],
+        )
+        .await;
+        self.shot(name).await
+    }
+
     /// Save a screenshot as `<n>-<name>.png`; its path.
     pub async fn shot(&self, name: &str) -> PathBuf {
         let data = self.call(reqwest::Method::GET, "/screenshot", None).await;
