@@ -80,6 +80,18 @@ fn fresh_prompt(p: &mut PtySession) {
     p.exp_string("tributary> ").unwrap();
 }
 
+/// Type `SELECT  FROM order_lines`, move the cursor back to after SELECT, and expect
+/// Tab to list the table's columns.
+fn columns_complete_before_from(p: &mut PtySession) {
+    typed(p, "SELECT  FROM order_lines");
+    // Left arrow over ` FROM order_lines`.
+    typed(p, &"\x1b[D".repeat(" FROM order_lines".len()));
+    typed(p, "\t\t");
+    p.exp_string("line_id").unwrap();
+    p.exp_string("qty").unwrap();
+    clear(p);
+}
+
 /// Clear the line being edited (Ctrl-C at the prompt) and wait for a fresh prompt.
 fn clear(p: &mut PtySession) {
     p.send_control('c').unwrap();
@@ -111,13 +123,7 @@ fn tab_completes_names_options_and_values_where_they_fit() {
     p.exp_string("'group'").unwrap();
     clear(&mut p);
     // Columns of the table the query reads, with the cursor before FROM.
-    typed(&mut p, "SELECT  FROM order_lines");
-    // Move the cursor back to after SELECT (left arrow over ` FROM order_lines`).
-    typed(&mut p, &"\x1b[D".repeat(" FROM order_lines".len()));
-    typed(&mut p, "\t\t");
-    p.exp_string("line_id").unwrap();
-    p.exp_string("qty").unwrap();
-    clear(&mut p);
+    columns_complete_before_from(&mut p);
     // A statement over two lines: the first line decides what the second completes.
     p.send_line("CREATE TABLE t (id INT)").unwrap();
     p.exp_string(LINE_START).unwrap();
@@ -169,12 +175,7 @@ fn over_a_server_tab_completes_its_tables_columns_and_profiles() {
     p.exp_string("order_lines").unwrap();
     p.exp_string("orders").unwrap();
     clear(&mut p);
-    typed(&mut p, "SELECT  FROM order_lines");
-    typed(&mut p, &"\x1b[D".repeat(" FROM order_lines".len()));
-    typed(&mut p, "\t\t");
-    p.exp_string("line_id").unwrap();
-    p.exp_string("qty").unwrap();
-    clear(&mut p);
+    columns_complete_before_from(&mut p);
     typed(&mut p, "DROP CONNECTION PROFILE pr\t");
     p.exp_string("prod").unwrap();
     clear(&mut p);

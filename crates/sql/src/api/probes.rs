@@ -31,6 +31,18 @@ pub struct TestStream {
 }
 
 impl TestStream {
+    /// The stream with its first event: an error before any stage (an invalid
+    /// definition) is the answer instead.
+    async fn first(mut self) -> Result<(TestSourceMessage, TestStream), ApiError> {
+        match self.events.recv().await {
+            Some(Ok(first)) => Ok((first, self)),
+            Some(Err(e)) => Err(e),
+            None => Err(ApiError::internal(
+                "the connection test ended without a result",
+            )),
+        }
+    }
+
     /// The next event; `None` after the last.
     pub async fn next(&mut self) -> Option<TestSourceMessage> {
         match self.events.recv().await? {
@@ -109,14 +121,7 @@ pub async fn test_table(
         };
         let _ = tx.send(last);
     });
-    let mut stream = TestStream { events: rx, task };
-    match stream.events.recv().await {
-        Some(Ok(first)) => Ok((first, stream)),
-        Some(Err(e)) => Err(e),
-        None => Err(ApiError::internal(
-            "the connection test ended without a result",
-        )),
-    }
+    TestStream { events: rx, task }.first().await
 }
 
 /// `POST /connection_profiles/test` asked for a stream (`Accept: text/event-stream`):
@@ -150,14 +155,7 @@ pub async fn test_profile_stream(
         };
         let _ = tx.send(last);
     });
-    let mut stream = TestStream { events: rx, task };
-    match stream.events.recv().await {
-        Some(Ok(first)) => Ok((first, stream)),
-        Some(Err(e)) => Err(e),
-        None => Err(ApiError::internal(
-            "the connection test ended without a result",
-        )),
-    }
+    TestStream { events: rx, task }.first().await
 }
 
 fn failed(diags: &[Diagnostic]) -> TestSourceMessage {
