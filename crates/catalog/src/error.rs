@@ -71,6 +71,24 @@ pub enum CatalogError {
         /// The names of the tables using it.
         tables: Vec<String>,
     },
+    /// A table, view or function that views or functions still read cannot be dropped.
+    #[error("{kind} '{name}' is read by {}", readers.join(", "))]
+    ReadBy {
+        /// What would be dropped.
+        kind: ObjectKind,
+        /// Its name.
+        name: String,
+        /// What reads it, as `view name` or `function name`.
+        readers: Vec<String>,
+    },
+    /// A definition would read itself.
+    #[error("'{name}' would read itself through '{through}'")]
+    Cycle {
+        /// The definition.
+        name: String,
+        /// The name it reads that leads back to it.
+        through: String,
+    },
     /// The storage engine failed.
     #[error("catalog storage error: {0}")]
     Storage(String),

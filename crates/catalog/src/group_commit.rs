@@ -272,6 +272,27 @@ impl Footprint {
                 }
                 Change::DeleteTable(id) => {
                     f.writes.insert(format!("table:{id}"));
+                    // A dropped table's name is not known here: it conflicts with every
+                    // batch that writes a definition (which might read it).
+                    f.reads.insert("definitions".to_string());
+                }
+                Change::PutDefinition { definition, .. } => {
+                    f.writes.insert("definitions".to_string());
+                    if definition.kind() == tributary_types::DefinitionKind::View {
+                        f.writes
+                            .insert(format!("table-name:{}", name_key(&definition.name)));
+                    }
+                    // The tables it reads may be created by a batch beside it.
+                    for read in &definition.reads {
+                        f.reads
+                            .insert(format!("table-name:{}", name_key(&read.name)));
+                    }
+                }
+                Change::DeleteDefinition(kind, name) => {
+                    f.writes.insert("definitions".to_string());
+                    if *kind == tributary_types::DefinitionKind::View {
+                        f.writes.insert(format!("table-name:{}", name_key(name)));
+                    }
                 }
             }
         }

@@ -6,6 +6,7 @@
 //! case-insensitively, records which tables use which profile, and applies each statement's
 //! changes atomically and durably.
 
+mod definition_rules;
 mod error;
 mod group_commit;
 mod ids;

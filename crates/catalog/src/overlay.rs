@@ -2,11 +2,15 @@
 //! applies a script's DDL here, so later statements see earlier ones while nothing is
 //! written; with an empty base it is also an in-memory catalog.
 
+use crate::definition_rules::{self, DefinitionState};
 use crate::error::{CatalogError, Result};
 use crate::store::{CatalogStore, Change, ObjectKind, name_key};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
+use tributary_types::{
+    ConnectionProfile, ConnectionTable, Definition, DefinitionKind, Dependency, Namespace,
+    ProfileId, TableId,
+};
 
 /// An overlay entry: a new version, or a deletion.
 type Slot<T> = Option<T>;
@@ -19,6 +23,8 @@ struct Layer {
     tables: HashMap<String, Slot<ConnectionTable>>,
     profile_names: HashMap<String, String>,
     table_names: HashMap<String, String>,
+    /// Views and declared functions by key (`Definition::key`).
+    definitions: HashMap<String, Slot<Definition>>,
 }
 
 impl Layer {
@@ -56,6 +62,7 @@ impl Layer {
 
     /// Take over `other`'s changes, which were made on top of this layer.
     fn absorb(&mut self, other: Layer) {
+        self.definitions.extend(other.definitions);
         for (id, slot) in other.profiles {
             match slot {
                 Some(p) => self.put_profile(p),
@@ -78,6 +85,8 @@ trait Lookup {
     fn table_by_name(&self, name: &str) -> Result<Option<ConnectionTable>>;
     fn table(&self, id: &TableId) -> Result<Option<ConnectionTable>>;
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>>;
+    fn definition_at(&self, key: &str) -> Result<Option<Definition>>;
+    fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>>;
 }
 
 /// A store seen through [`Lookup`].
@@ -98,6 +107,35 @@ impl Lookup for Store<'_> {
     }
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
         self.0.dependents(profile)
+    }
+    fn definition_at(&self, key: &str) -> Result<Option<Definition>> {
+        let (kind, name) = split_key(key);
+        self.0.definition(kind, name)
+    }
+    fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>> {
+        let (kind, name) = split_key(dependency_key);
+        let dependency = Dependency {
+            namespace: kind.namespace(),
+            name: name.to_string(),
+        };
+        Ok(self
+            .0
+            .readers(&dependency)?
+            .iter()
+            .map(Definition::key)
+            .collect())
+    }
+}
+
+/// A definition key's kind and lowercase name (`r:` keys are views, `f:` functions).
+fn split_key(key: &str) -> (DefinitionKind, &str) {
+    match key.strip_prefix(Namespace::Function.prefix()) {
+        Some(name) => (DefinitionKind::Function, name),
+        None => (
+            DefinitionKind::View,
+            key.strip_prefix(Namespace::Relation.prefix())
+                .unwrap_or(key),
+        ),
     }
 }
 
@@ -174,6 +212,54 @@ impl Lookup for View<'_> {
             }
         }
         Ok(out)
+    }
+
+    fn definition_at(&self, key: &str) -> Result<Option<Definition>> {
+        match self.layer.definitions.get(key) {
+            Some(slot) => Ok(slot.clone()),
+            None => Ok(self
+                .base
+                .map(|b| b.definition_at(key))
+                .transpose()?
+                .flatten()),
+        }
+    }
+
+    fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>> {
+        let below = match self.base {
+            Some(b) => b.reader_keys(dependency_key)?,
+            None => Vec::new(),
+        };
+        // Definitions changed here count by their new version.
+        let reads = |d: &Definition| d.reads.iter().any(|r| r.key() == dependency_key);
+        let mut out: Vec<String> = below
+            .into_iter()
+            .filter(|k| match self.layer.definitions.get(k) {
+                Some(slot) => slot.as_ref().is_some_and(reads),
+                None => true,
+            })
+            .collect();
+        for (k, d) in &self.layer.definitions {
+            if d.as_ref().is_some_and(reads) && !out.contains(k) {
+                out.push(k.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl DefinitionState for View<'_> {
+    fn table_name(&self, id: &TableId) -> Result<Option<String>> {
+        Ok(Lookup::table(self, id)?.map(|t| t.name))
+    }
+    fn table_named(&self, name: &str) -> Result<Option<TableId>> {
+        Ok(Lookup::table_by_name(self, name)?.map(|t| t.id))
+    }
+    fn definition_at(&self, key: &str) -> Result<Option<Definition>> {
+        Lookup::definition_at(self, key)
+    }
+    fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>> {
+        Lookup::reader_keys(self, dependency_key)
     }
 }
 
@@ -302,6 +388,45 @@ impl CatalogStore for OverlayStore {
         self.with_view(|v| v.dependents(profile))
     }
 
+    fn definition(&self, kind: DefinitionKind, name: &str) -> Result<Option<Definition>> {
+        let key = Dependency {
+            namespace: kind.namespace(),
+            name: name.to_string(),
+        }
+        .key();
+        self.with_view(|v| Lookup::definition_at(v, &key))
+    }
+
+    fn definitions(&self, kind: DefinitionKind) -> Result<Vec<Definition>> {
+        let layer = self.read()?;
+        let mut out: BTreeMap<String, Definition> = BTreeMap::new();
+        if let Some(base) = &self.base {
+            for d in base.definitions(kind)? {
+                out.insert(d.key(), d);
+            }
+        }
+        for (key, slot) in &layer.definitions {
+            match slot {
+                Some(d) if d.kind() == kind => out.insert(key.clone(), d.clone()),
+                _ => out.remove(key),
+            };
+        }
+        Ok(out.into_values().collect())
+    }
+
+    fn readers(&self, dependency: &Dependency) -> Result<Vec<Definition>> {
+        self.with_view(|v| {
+            let mut out = Vec::new();
+            for key in Lookup::reader_keys(v, &dependency.key())? {
+                if let Some(d) = Lookup::definition_at(v, &key)? {
+                    out.push(d);
+                }
+            }
+            out.sort_by_key(|d| d.name.to_lowercase());
+            Ok(out)
+        })
+    }
+
     fn apply(&self, changes: Vec<Change>) -> Result<()> {
         let mut layer = self.write()?;
         // The batch goes into its own layer first, checked with point lookups against
@@ -313,6 +438,7 @@ impl CatalogStore for OverlayStore {
                 layer: &layer,
                 base: store.as_ref().map(|s| s as &dyn Lookup),
             };
+            definition_rules::check(&current, &changes)?;
             for change in &changes {
                 let view = View {
                     layer: &pending,
@@ -366,6 +492,19 @@ impl CatalogStore for OverlayStore {
                             });
                         }
                         pending.delete_table(id.as_str());
+                    }
+                    Change::PutDefinition { definition, .. } => {
+                        pending
+                            .definitions
+                            .insert(definition.key(), Some(definition.clone()));
+                    }
+                    Change::DeleteDefinition(kind, name) => {
+                        let key = Dependency {
+                            namespace: kind.namespace(),
+                            name: name.clone(),
+                        }
+                        .key();
+                        pending.definitions.insert(key, None);
                     }
                 }
             }

@@ -12,7 +12,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ProfileId, TableId,
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, Definition, DefinitionKind,
+    Dependency, ProfileId, TableId,
 };
 
 const FORMAT_KEY: &[u8] = b"format_version";
@@ -29,6 +30,10 @@ pub(crate) struct SledCore {
     pub(crate) table_names: Tree,
     pub(crate) tables_by_created: Tree,
     pub(crate) deps: Tree,
+    /// Views and declared functions by key (`Definition::key`).
+    pub(crate) definitions: Tree,
+    /// `dependency key NUL reader key`: what each definition reads, indexed by the read.
+    pub(crate) readers: Tree,
     pub(crate) generation: AtomicU64,
     /// Locked around each commit, so snapshot copies fall between commits.
     pub(crate) commit: File,
@@ -46,6 +51,8 @@ impl SledCore {
             table_names: tree("table_names")?,
             tables_by_created: tree("tables_by_created")?,
             deps: tree("deps")?,
+            definitions: tree("definitions")?,
+            readers: tree("readers")?,
             generation: AtomicU64::new(0),
             commit,
             db,
@@ -262,6 +269,7 @@ impl SledCore {
                     }
                     deleted_tables.insert(id.to_string());
                 }
+                Change::PutDefinition { .. } | Change::DeleteDefinition(..) => {}
                 Change::DeleteProfile(id) => {
                     if !self.exists(&self.profiles, id.as_str())? {
                         return Err(CatalogError::NotFound {
@@ -373,6 +381,41 @@ impl SledCore {
             .collect()
     }
 
+    pub(crate) fn definition(
+        &self,
+        kind: DefinitionKind,
+        name: &str,
+    ) -> Result<Option<Definition>> {
+        let key = Dependency {
+            namespace: kind.namespace(),
+            name: name.to_string(),
+        }
+        .key();
+        self.get(&self.definitions, "definition", &key)
+    }
+
+    pub(crate) fn definitions(&self, kind: DefinitionKind) -> Result<Vec<Definition>> {
+        let prefix = kind.namespace().prefix();
+        self.definitions
+            .scan_prefix(prefix.as_bytes())
+            .map(|kv| {
+                let (k, v) = kv.map_err(|e| storage_error(&self.path, e))?;
+                self.decode("definition", &k, &v)
+            })
+            .collect()
+    }
+
+    pub(crate) fn readers(&self, dependency: &Dependency) -> Result<Vec<Definition>> {
+        let mut out = Vec::new();
+        for key in crate::definition_rules::DefinitionState::reader_keys(self, &dependency.key())? {
+            if let Some(d) = self.get(&self.definitions, "definition", &key)? {
+                out.push(d);
+            }
+        }
+        out.sort_by_key(|d: &Definition| d.name.to_lowercase());
+        Ok(out)
+    }
+
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)
     }
@@ -428,12 +471,54 @@ impl SledCore {
     }
 }
 
+impl crate::definition_rules::DefinitionState for SledCore {
+    fn table_name(&self, id: &TableId) -> Result<Option<String>> {
+        Ok(self.table(id)?.map(|t| t.name))
+    }
+
+    fn table_named(&self, name: &str) -> Result<Option<TableId>> {
+        Ok(self
+            .id_by_name(&self.table_names, name)?
+            .and_then(|id| TableId::parse(&id)))
+    }
+
+    fn definition_at(&self, key: &str) -> Result<Option<Definition>> {
+        self.get(&self.definitions, "definition", key)
+    }
+
+    fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>> {
+        let prefix = reader_index_key(dependency_key, "");
+        self.readers
+            .scan_prefix(&prefix)
+            .keys()
+            .map(|k| {
+                let k = k.map_err(|e| storage_error(&self.path, e))?;
+                Ok(String::from_utf8_lossy(&k[prefix.len()..]).into_owned())
+            })
+            .collect()
+    }
+}
+
+/// The reader-index key: the key read, NUL, the reader's key.
+pub(crate) fn reader_index_key(dependency_key: &str, reader_key: &str) -> Vec<u8> {
+    let mut k = dependency_key.as_bytes().to_vec();
+    k.push(0);
+    k.extend_from_slice(reader_key.as_bytes());
+    k
+}
+
 /// Records that carry a format version.
 trait Versioned {
     fn format_version(&self) -> u32;
 }
 
 impl Versioned for ConnectionProfile {
+    fn format_version(&self) -> u32 {
+        self.format_version
+    }
+}
+
+impl Versioned for Definition {
     fn format_version(&self) -> u32 {
         self.format_version
     }

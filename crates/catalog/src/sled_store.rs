@@ -22,7 +22,9 @@ use crate::store::{CatalogStore, Change};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
+use tributary_types::{
+    ConnectionProfile, ConnectionTable, Definition, DefinitionKind, Dependency, ProfileId, TableId,
+};
 
 /// The sled-backed catalog.
 #[derive(Debug)]
@@ -163,6 +165,18 @@ impl CatalogStore for SledStore {
 
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
         self.core.dependents(profile)
+    }
+
+    fn definition(&self, kind: DefinitionKind, name: &str) -> Result<Option<Definition>> {
+        self.core.definition(kind, name)
+    }
+
+    fn definitions(&self, kind: DefinitionKind) -> Result<Vec<Definition>> {
+        self.core.definitions(kind)
+    }
+
+    fn readers(&self, dependency: &Dependency) -> Result<Vec<Definition>> {
+        self.core.readers(dependency)
     }
 
     fn tables_page(

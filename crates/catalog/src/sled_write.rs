@@ -4,7 +4,7 @@
 
 use crate::error::{CatalogError, Result};
 use crate::group_commit::GroupStorage;
-use crate::sled_core::{SledCore, encode, index_value, storage_error};
+use crate::sled_core::{SledCore, encode, index_value, reader_index_key, storage_error};
 use crate::store::{Change, name_key};
 use fs2::FileExt;
 use sled::Transactional;
@@ -22,6 +22,8 @@ pub(crate) enum Slot {
     TableNames,
     Deps,
     Created,
+    Definitions,
+    Readers,
 }
 
 /// One key a checked batch writes.
@@ -33,7 +35,7 @@ pub(crate) enum KeyWrite {
 
 impl SledCore {
     /// The trees in [`Slot`] order.
-    fn slot_trees(&self) -> [&Tree; 6] {
+    fn slot_trees(&self) -> [&Tree; 8] {
         [
             &self.profiles,
             &self.profile_names,
@@ -41,6 +43,8 @@ impl SledCore {
             &self.table_names,
             &self.deps,
             &self.tables_by_created,
+            &self.definitions,
+            &self.readers,
         ]
     }
 
@@ -50,6 +54,7 @@ impl SledCore {
     fn prepare(&self, changes: &[Change]) -> Result<Vec<KeyWrite>> {
         use KeyWrite::{Insert, Remove};
         let (add, remove) = self.plan(changes)?;
+        let readers = crate::definition_rules::check(self, changes)?;
         let mut writes = Vec::with_capacity(changes.len() * 4 + add.len() + remove.len());
         for change in changes {
             match change {
@@ -75,9 +80,16 @@ impl SledCore {
                         writes.push(Remove(Slot::Created, created_key(old.created_at, &old.id)));
                     }
                 }
+                Change::PutDefinition { .. } | Change::DeleteDefinition(..) => {}
             }
         }
         writes.extend(remove.into_iter().map(|k| Remove(Slot::Deps, k)));
+        writes.extend(
+            readers
+                .remove
+                .iter()
+                .map(|(read, reader)| Remove(Slot::Readers, reader_index_key(read, reader))),
+        );
         for change in changes {
             match change {
                 Change::PutProfile(p) => {
@@ -105,9 +117,26 @@ impl SledCore {
                     writes.push(Remove(Slot::Profiles, id.as_str().into()));
                 }
                 Change::DeleteTable(id) => writes.push(Remove(Slot::Tables, id.as_str().into())),
+                Change::PutDefinition { definition, .. } => writes.push(Insert(
+                    Slot::Definitions,
+                    definition.key().into_bytes(),
+                    encode(definition)?,
+                )),
+                Change::DeleteDefinition(kind, name) => writes.push(Remove(
+                    Slot::Definitions,
+                    tributary_types::Dependency {
+                        namespace: kind.namespace(),
+                        name: name.clone(),
+                    }
+                    .key()
+                    .into_bytes(),
+                )),
             }
         }
         writes.extend(add.into_iter().map(|k| Insert(Slot::Deps, k, Vec::new())));
+        writes.extend(readers.add.iter().map(|(read, reader)| {
+            Insert(Slot::Readers, reader_index_key(read, reader), Vec::new())
+        }));
         Ok(writes)
     }
 }

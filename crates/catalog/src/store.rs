@@ -3,15 +3,21 @@
 use crate::error::Result;
 use crate::group_commit::PendingWrite;
 use std::fmt;
-use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
+use tributary_types::{
+    ConnectionProfile, ConnectionTable, Definition, DefinitionKind, Dependency, ProfileId, TableId,
+};
 
-/// The two kinds of catalog objects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The kinds of catalog objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ObjectKind {
     /// A connection profile.
     Profile,
     /// A connection table.
     Table,
+    /// A view.
+    View,
+    /// A declared function.
+    Function,
 }
 
 impl fmt::Display for ObjectKind {
@@ -19,6 +25,8 @@ impl fmt::Display for ObjectKind {
         f.write_str(match self {
             ObjectKind::Profile => "connection profile",
             ObjectKind::Table => "table",
+            ObjectKind::View => "view",
+            ObjectKind::Function => "function",
         })
     }
 }
@@ -34,8 +42,19 @@ pub enum Change {
     DeleteProfile(ProfileId),
     /// Create a table, or replace the one with the same id.
     PutTable(ConnectionTable),
-    /// Delete a table.
+    /// Delete a table (no view may still read it after the batch).
     DeleteTable(TableId),
+    /// Create a view or declared function; with `replace`, replace the one of that name
+    /// (of the same kind) if there is one. What it reads must exist after the batch.
+    PutDefinition {
+        /// The record.
+        definition: Definition,
+        /// `CREATE OR REPLACE`.
+        replace: bool,
+    },
+    /// Delete a view or declared function by name (nothing may still read it after the
+    /// batch).
+    DeleteDefinition(DefinitionKind, String),
 }
 
 /// Storage for profiles and tables. Lookups by name are case-insensitive and do not scan.
@@ -56,6 +75,12 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
     fn tables(&self) -> Result<Vec<ConnectionTable>>;
     /// The ids of the tables that use a profile.
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>>;
+    /// A view or declared function by kind and name (case-insensitive).
+    fn definition(&self, kind: DefinitionKind, name: &str) -> Result<Option<Definition>>;
+    /// Every view or every declared function, by name.
+    fn definitions(&self, kind: DefinitionKind) -> Result<Vec<Definition>>;
+    /// The views and functions that read `dependency`, by name.
+    fn readers(&self, dependency: &Dependency) -> Result<Vec<Definition>>;
     /// One page of tables, newest first (equal creation times by id, descending): at most
     /// `limit` of those after the table `after` in that order (from the newest when
     /// `None`), and whether more follow. An `after` that names no table is

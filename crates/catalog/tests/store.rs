@@ -3,66 +3,14 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
-use serde_json::json;
+mod common;
+
+use common::{profile, reopen, stores, table};
 use std::sync::Arc;
 use tributary_catalog::{
     CatalogError, CatalogStore, Change, LockWait, OverlayStore, SledStore, new_profile_id,
-    new_table_id,
 };
-use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ConnectionType, ProfileId,
-};
-
-fn profile(name: &str) -> ConnectionProfile {
-    ConnectionProfile {
-        format_version: CURRENT_FORMAT_VERSION,
-        id: new_profile_id(),
-        name: name.into(),
-        connector: "kafka".into(),
-        config: json!({"bootstrapServers": "localhost:9092", "authentication": {}}),
-        options: vec![],
-        description: String::new(),
-        created_at: 1,
-        updated_at: 1,
-        last_test: None,
-    }
-}
-
-fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
-    ConnectionTable {
-        profile: profile.cloned(),
-        config: json!({"topic": name, "type": {"offset": "latest"}}),
-        created_at: 1,
-        updated_at: 1,
-        ..ConnectionTable::new(new_table_id(), name, "kafka", ConnectionType::Source)
-    }
-}
-
-/// Open a catalog a store of this process has just closed. sled's threads may hold its
-/// own lock a moment after the store is dropped, so wait for it as the CLI does.
-fn reopen(path: &std::path::Path) -> SledStore {
-    let wait = LockWait {
-        timeout: std::time::Duration::from_secs(10),
-        on_wait: &|_| {},
-    };
-    SledStore::open_waiting(path, wait).unwrap()
-}
-
-fn stores() -> Vec<(Box<dyn CatalogStore>, Option<tempfile::TempDir>)> {
-    let dir = tempfile::tempdir().unwrap();
-    let sled = SledStore::open(dir.path()).unwrap();
-    let base_dir = tempfile::tempdir().unwrap();
-    let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(base_dir.path()).unwrap());
-    vec![
-        (Box::new(sled), Some(dir)),
-        (Box::new(OverlayStore::in_memory()), None),
-        // An overlay over a store, over another overlay: every rule holds through layers.
-        (
-            Box::new(OverlayStore::over(Arc::new(OverlayStore::over(base)))),
-            Some(base_dir),
-        ),
-    ]
-}
+use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionTable};
 
 #[test]
 fn names_are_unique_case_insensitively_and_lookups_ignore_case() {

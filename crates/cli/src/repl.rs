@@ -48,6 +48,10 @@ pub async fn run(cli: &Cli) -> u8 {
             return 2;
         }
     };
+    // The shell runs each input as a script; memory tables last for the whole session.
+    if let Executor::Local(session) = &mut executor {
+        session.set_keep_script_tables(true);
+    }
     // Connection tests can take seconds; at a terminal each stage is shown as it ends.
     let mut live_stages = false;
     if let Executor::Local(session) = &mut executor

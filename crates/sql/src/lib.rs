@@ -17,10 +17,12 @@
 pub mod api;
 pub mod complete;
 mod ddl;
+mod declared;
 mod deep;
 pub mod describe;
 pub mod errors;
 pub mod help;
+mod json_path;
 mod mask;
 pub mod parser;
 pub mod pipeline_options;

@@ -275,3 +275,47 @@ pub(crate) fn table_parts_of(t: &ConnectionTable, profile: Option<&str>) -> Tabl
     }
     parts
 }
+
+/// The statement that recreates a view or declared function.
+pub(crate) fn create_definition(d: &tributary_types::Definition) -> String {
+    use tributary_types::DefinitionBody;
+    match &d.body {
+        DefinitionBody::View { query, columns, .. } => {
+            let names = if columns.is_empty() {
+                String::new()
+            } else {
+                let list: Vec<String> = columns.iter().map(|c| ident(c)).collect();
+                format!(" ({})", list.join(", "))
+            };
+            format!("CREATE VIEW {}{names} AS\n{query}", ident(&d.name))
+        }
+        DefinitionBody::Function(sig) => {
+            let kind = if sig.aggregate {
+                "AGGREGATE "
+            } else if sig.is_async {
+                "ASYNC "
+            } else {
+                ""
+            };
+            let args: Vec<String> = sig
+                .args
+                .iter()
+                .map(|a| match &a.name {
+                    Some(n) => format!("{} {}", ident(n), a.data_type),
+                    None => a.data_type.clone(),
+                })
+                .collect();
+            let language = sig
+                .language
+                .as_ref()
+                .map(|l| format!(" LANGUAGE {l}"))
+                .unwrap_or_default();
+            format!(
+                "CREATE {kind}FUNCTION {}({}) RETURNS {}{language}",
+                ident(&d.name),
+                args.join(", "),
+                sig.returns
+            )
+        }
+    }
+}

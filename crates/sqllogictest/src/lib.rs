@@ -44,12 +44,13 @@ impl TributaryDb {
             .map_err(|e| EngineError::Engine(e.to_string()))?;
         // A fixed partition count keeps plans the same on machines with more cores.
         let ctx = SessionContext::new_with_config(session_config().with_target_partitions(2));
-        Ok(Self {
-            // The files are about DDL semantics: connections are tested in
-            // crates/sql/tests/connection_tests.rs, against real services.
-            session: Session::with_context(ctx, Arc::new(store)).offline(),
-            _dir: dir,
-        })
+        // The files are about DDL semantics: connections are tested in
+        // crates/sql/tests/connection_tests.rs, against real services.
+        let mut session = Session::with_context(ctx, Arc::new(store)).offline();
+        // Each record runs as a script of its own; the file is the pipeline script, so
+        // its memory tables last for the whole file.
+        session.set_keep_script_tables(true);
+        Ok(Self { session, _dir: dir })
     }
 }
 

@@ -44,6 +44,8 @@ pub enum Code {
     ExecutionError,
     /// The query reads an unbounded source and could never finish.
     UnboundedQuery,
+    /// The query breaks a rule of streaming SQL (as Arroyo's planner applies them).
+    StreamingRule,
     /// Valid, but not something Tributary does (or can test) here.
     Unsupported,
     /// The input is larger or deeper than a limit allows.
@@ -99,6 +101,7 @@ impl Code {
         Code::PlanError,
         Code::ExecutionError,
         Code::UnboundedQuery,
+        Code::StreamingRule,
         Code::Unsupported,
         Code::LimitExceeded,
         Code::Secret,
@@ -137,6 +140,7 @@ impl Code {
             Code::PlanError => "PLAN_ERROR",
             Code::ExecutionError => "EXECUTION_ERROR",
             Code::UnboundedQuery => "UNBOUNDED_QUERY",
+            Code::StreamingRule => "STREAMING_RULE",
             Code::Unsupported => "UNSUPPORTED",
             Code::LimitExceeded => "LIMIT_EXCEEDED",
             Code::Secret => "SECRET",
@@ -186,6 +190,7 @@ impl Code {
             Code::PlanError => "the query does not plan",
             Code::ExecutionError => "the query failed while it ran",
             Code::UnboundedQuery => "the query reads an unbounded source and could never finish",
+            Code::StreamingRule => "the query breaks a rule of streaming SQL",
             Code::Unsupported => "valid, but not something Tributary does (or can test) here",
             Code::LimitExceeded => "the input is larger or deeper than a limit allows",
             Code::Secret => "a secret is exposed, or a {{ VAR }} reference is wrong",
@@ -253,6 +258,8 @@ pub const PLAN_ERROR: Code = Code::PlanError;
 pub const EXECUTION_ERROR: Code = Code::ExecutionError;
 /// The query reads an unbounded source and could never finish.
 pub const UNBOUNDED_QUERY: Code = Code::UnboundedQuery;
+/// The query breaks a rule of streaming SQL (as Arroyo's planner applies them).
+pub const STREAMING_RULE: Code = Code::StreamingRule;
 /// Valid, but not something Tributary does (or can test) here.
 pub const UNSUPPORTED: Code = Code::Unsupported;
 /// The input is larger or deeper than a limit allows.

@@ -3,6 +3,7 @@
 //! knows nothing of SQL, storage or connectors.
 
 pub mod codes;
+mod definition;
 mod diagnostic;
 mod duration;
 mod field;
@@ -16,6 +17,10 @@ mod secret;
 mod span;
 mod suggest;
 
+pub use definition::{
+    Definition, DefinitionBody, DefinitionKind, Dependency, FunctionArg, FunctionSignature,
+    Namespace,
+};
 pub use diagnostic::{Diagnostic, Diagnostics, MAX_MESSAGE_CHARS, Severity, bound_diagnostics};
 pub use duration::{parse_data_size, parse_interval_micros};
 pub use field::{FieldType, SourceField, TimeUnit};

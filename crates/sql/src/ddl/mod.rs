@@ -31,7 +31,8 @@ pub(crate) fn catalog_diagnostic(e: CatalogError, span: Span) -> Diagnostic {
     let code = match &e {
         CatalogError::AlreadyExists { .. } => codes::ALREADY_EXISTS,
         CatalogError::NotFound { .. } => codes::NOT_FOUND,
-        CatalogError::ProfileInUse { .. } => codes::IN_USE,
+        CatalogError::ProfileInUse { .. } | CatalogError::ReadBy { .. } => codes::IN_USE,
+        CatalogError::Cycle { .. } => codes::PLAN_ERROR,
         _ => codes::CATALOG,
     };
     let d = Diagnostic::error(e.to_string())
@@ -47,6 +48,9 @@ pub(crate) fn catalog_diagnostic(e: CatalogError, span: Span) -> Diagnostic {
         CatalogError::ProfileInUse { profile, .. } => d.with_help(format!(
             "Drop those tables first, or drop them together with DROP CONNECTION PROFILE {profile} CASCADE."
         )),
+        CatalogError::ReadBy { .. } => d.with_help("Drop what reads it first, or write DROP ... CASCADE to drop the views that read it too."),
+        CatalogError::Cycle { .. } => d.with_help("A view cannot read itself, even through other views; read the tables instead."),
+        CatalogError::AlreadyExists { kind: ObjectKind::View, .. } => d.with_help("Tables and views share one namespace: choose another name, or drop the view first."),
         CatalogError::InUse { .. } => d.with_help("Close the other Tributary process, or point --catalog at another location."),
         CatalogError::NewerFormat { .. } => d.with_help("Use a newer Tributary to open this catalog."),
         CatalogError::Corrupt { .. } => d.with_help("Restore the catalog from a backup, or start a new one with --catalog."),

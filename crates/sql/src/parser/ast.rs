@@ -108,6 +108,46 @@ pub enum DropBehavior {
     Cascade,
 }
 
+/// A query inside another statement (a view's, `CREATE TABLE .. AS`'s): its text as
+/// written and where it is.
+#[derive(Debug, Clone)]
+pub struct QueryText {
+    /// The query's text.
+    pub text: String,
+    /// Where it is.
+    pub span: Span,
+}
+
+/// `CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(columns)] AS query`.
+#[derive(Debug, Clone)]
+pub struct CreateView {
+    /// The view's name.
+    pub name: Name,
+    /// `OR REPLACE`.
+    pub or_replace: bool,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+    /// Names given to its columns, if any.
+    pub columns: Vec<Name>,
+    /// Its query.
+    pub query: QueryText,
+}
+
+/// `CREATE [OR REPLACE] [AGGREGATE | ASYNC] FUNCTION name(args) RETURNS type`.
+#[derive(Debug, Clone)]
+pub struct CreateFunction {
+    /// The function's name.
+    pub name: Name,
+    /// `OR REPLACE`.
+    pub or_replace: bool,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+    /// Its arguments, result and kind.
+    pub signature: tributary_types::FunctionSignature,
+    /// Where the result type (and what follows it) is.
+    pub returns_span: Span,
+}
+
 /// What a script statement is.
 #[derive(Debug, Clone)]
 pub enum Statement {
@@ -142,10 +182,43 @@ pub enum Statement {
         /// RESTRICT or CASCADE.
         behavior: DropBehavior,
     },
-    /// `DROP TABLE [IF EXISTS] name [, ...]`.
+    /// `DROP TABLE [IF EXISTS] name [, ...] [RESTRICT | CASCADE]`.
     DropTable {
         /// The table names.
         names: Vec<Name>,
+        /// `IF EXISTS`.
+        if_exists: bool,
+        /// CASCADE drops the views that read them too.
+        behavior: DropBehavior,
+    },
+    /// `CREATE [OR REPLACE] VIEW`.
+    CreateView(Box<CreateView>),
+    /// `DROP VIEW [IF EXISTS] name [, ...] [RESTRICT | CASCADE]`.
+    DropView {
+        /// The view names.
+        names: Vec<Name>,
+        /// `IF EXISTS`.
+        if_exists: bool,
+        /// CASCADE drops the views that read them too.
+        behavior: DropBehavior,
+    },
+    /// `SHOW VIEWS`.
+    ShowViews,
+    /// `SHOW CREATE VIEW name`.
+    ShowCreateView(Name),
+    /// `CREATE TABLE name AS query`: a named result for the rest of the script.
+    CreateTableAs {
+        /// The name.
+        name: Name,
+        /// The query.
+        query: QueryText,
+    },
+    /// `CREATE [OR REPLACE] [AGGREGATE | ASYNC] FUNCTION`.
+    CreateFunction(Box<CreateFunction>),
+    /// `DROP FUNCTION [IF EXISTS] name`.
+    DropFunction {
+        /// The function's name.
+        name: Name,
         /// `IF EXISTS`.
         if_exists: bool,
     },
@@ -215,6 +288,10 @@ impl Statement {
                 | Statement::AlterProfile { .. }
                 | Statement::DropProfile { .. }
                 | Statement::DropTable { .. }
+                | Statement::CreateView(_)
+                | Statement::DropView { .. }
+                | Statement::CreateFunction(_)
+                | Statement::DropFunction { .. }
         )
     }
 }

@@ -1,7 +1,7 @@
 //! `CREATE [TEMPORARY] TABLE name (columns, WATERMARK FOR .., PRIMARY KEY (..)) WITH (..)
 //! [PARTITIONED BY (..)]`.
 
-use super::ast::{ColumnDef, CreateTable, Generated, Name, WatermarkDef};
+use super::ast::{ColumnDef, CreateTable, Generated, Name, Statement, WatermarkDef};
 use super::spans::span;
 use super::{PResult, StmtError, StmtParser, normalize_ident};
 use datafusion::sql::sqlparser::ast::{
@@ -12,11 +12,26 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 use tributary_types::{Diagnostic, Span};
 
 impl StmtParser {
-    pub(crate) fn create_table(&mut self, temporary: bool) -> PResult<CreateTable> {
+    /// After `CREATE [TEMPORARY] TABLE`: a connection table (or memory table), or
+    /// `CREATE TABLE name AS query`.
+    pub(crate) fn create_table(&mut self, temporary: bool) -> PResult<Statement> {
         let if_not_exists = self
             .p
             .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
         let name = self.name()?;
+        if self.p.peek_keyword(Keyword::AS) && !temporary && !if_not_exists {
+            return self.create_table_as(name);
+        }
+        self.table_definition(name, temporary, if_not_exists)
+            .map(|t| Statement::CreateTable(Box::new(t)))
+    }
+
+    fn table_definition(
+        &mut self,
+        name: Name,
+        temporary: bool,
+        if_not_exists: bool,
+    ) -> PResult<CreateTable> {
         let mut table = CreateTable {
             name,
             temporary,
@@ -48,10 +63,12 @@ impl StmtParser {
         }
         if self.p.peek_keyword(Keyword::AS) {
             return Err(StmtError::Diagnostic(
-                Diagnostic::error("CREATE TABLE ... AS SELECT is not supported")
-                    .with_code(tributary_types::codes::UNSUPPORTED)
-                    .with_span(span(self.p.peek_token_ref().span))
-                    .with_help("Create a connection table with WITH (connector = '...'), then INSERT INTO it."),
+                Diagnostic::error(
+                    "CREATE TABLE ... AS takes no column list or TEMPORARY or IF NOT EXISTS",
+                )
+                .with_code(tributary_types::codes::UNSUPPORTED)
+                .with_span(span(self.p.peek_token_ref().span))
+                .with_help("Write CREATE TABLE name AS SELECT ...: the query gives the columns."),
             ));
         }
         if self.p.peek_keyword(Keyword::WITH) {

@@ -5,6 +5,7 @@
 
 pub mod ast;
 mod create_table;
+mod objects;
 mod options;
 mod set;
 mod shape;
@@ -81,8 +82,13 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
                 .map_err(|d| failure(whole, text, d))?;
             let mut statement =
                 parse_statement(stmt_tokens).map_err(|d| failure(whole, text, d))?;
-            if let Statement::CreateTable(t) = &mut statement {
-                t.depth = depth;
+            match &mut statement {
+                Statement::CreateTable(t) => t.depth = depth,
+                Statement::CreateView(v) => v.query.text = index.slice(v.query.span).to_string(),
+                Statement::CreateTableAs { query, .. } => {
+                    query.text = index.slice(query.span).to_string();
+                }
+                _ => {}
             }
             check_counts(&statement).map_err(|d| failure(whole, text, d))?;
             Ok(ParsedStatement {
@@ -208,6 +214,14 @@ fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> 
             | ["CREATE", "TEMPORARY", "TABLE", ..]
             | ["CREATE", "TEMP", "TABLE", ..]
             | ["CREATE", "CONNECTION", ..]
+            | ["CREATE", "VIEW", ..]
+            | ["CREATE", "OR", "REPLACE", ..]
+            | ["CREATE", "FUNCTION", ..]
+            | ["CREATE", "AGGREGATE", "FUNCTION", ..]
+            | ["CREATE", "ASYNC", "FUNCTION", ..]
+            | ["DROP", "VIEW", ..]
+            | ["DROP", "FUNCTION", ..]
+            | ["SHOW", "VIEWS", ..]
             | ["ALTER", "CONNECTION", ..]
             | ["DROP", "CONNECTION", ..]
             | ["DROP", "TABLE", ..]
@@ -243,7 +257,7 @@ fn parse_statement(tokens: Vec<TokenWithSpan>) -> Result<Statement, Diagnostic> 
             return Err(Diagnostic::error(format!("{verb} {what} is not supported"))
                 .with_code(codes::UNSUPPORTED)
                 .with_span(at)
-                .with_note("Tributary's catalog holds connection profiles and connection tables")
+                .with_note("Tributary's catalog holds connection profiles, connection tables, views and declared functions")
                 .with_help("Use CREATE TABLE ... WITH (connector = '...') or CREATE CONNECTION PROFILE, and write derived data as queries."));
         }
         return Ok(Statement::Query);
@@ -384,12 +398,27 @@ impl StmtParser {
                     with_span,
                 });
             }
+            let or_replace = self.p.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
+            if self.p.parse_keyword(Keyword::VIEW) {
+                return self.create_view(or_replace);
+            }
+            if self.p.peek_keyword(Keyword::FUNCTION)
+                || self.p.peek_keyword(Keyword::AGGREGATE)
+                || is_word(self.p.peek_token_ref(), "async")
+            {
+                return self.create_function(or_replace);
+            }
+            if or_replace {
+                return Err(StmtError::Diagnostic(
+                    Diagnostic::error("CREATE OR REPLACE is for views and functions")
+                        .with_code(codes::UNSUPPORTED)
+                        .with_help("Replace a table with DROP TABLE, then CREATE TABLE (or REST's PUT /connection_tables/{id}); replace a view with CREATE OR REPLACE VIEW."),
+                ));
+            }
             let temporary =
                 self.p.parse_keyword(Keyword::TEMPORARY) || self.p.parse_keyword(Keyword::TEMP);
             self.p.expect_keyword(Keyword::TABLE)?;
-            return self
-                .create_table(temporary)
-                .map(|t| Statement::CreateTable(Box::new(t)));
+            return self.create_table(temporary);
         }
         if p.parse_keyword(Keyword::ALTER) {
             self.expect_word("connection")?;
@@ -417,24 +446,31 @@ impl StmtParser {
                     behavior,
                 });
             }
+            if self.p.parse_keyword(Keyword::VIEW) {
+                return self.drop_view();
+            }
+            if self.p.parse_keyword(Keyword::FUNCTION) {
+                return self.drop_function();
+            }
             self.p.expect_keyword(Keyword::TABLE)?;
             let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
             let mut names = vec![self.name()?];
             while self.p.consume_token(&Token::Comma) {
                 names.push(self.name()?);
             }
-            if self.drop_behavior() == DropBehavior::Cascade {
-                return Err(StmtError::Diagnostic(
-                    Diagnostic::error("DROP TABLE does not take CASCADE")
-                        .with_help("Nothing depends on a table; drop it without CASCADE."),
-                ));
-            }
+            let behavior = self.drop_behavior();
             self.expect_end()?;
-            return Ok(Statement::DropTable { names, if_exists });
+            return Ok(Statement::DropTable {
+                names,
+                if_exists,
+                behavior,
+            });
         }
         if p.parse_keyword(Keyword::SHOW) {
             let stmt = if self.p.parse_keyword(Keyword::TABLES) {
                 Statement::ShowTables
+            } else if self.eat_word("views") {
+                Statement::ShowViews
             } else if self.eat_word("connectors") {
                 Statement::ShowConnectors
             } else if self.eat_word("topics") {
@@ -455,6 +491,8 @@ impl StmtParser {
                 if self.eat_word("connection") {
                     self.expect_word("profile")?;
                     Statement::ShowCreateProfile(self.name()?)
+                } else if self.p.parse_keyword(Keyword::VIEW) {
+                    Statement::ShowCreateView(self.name()?)
                 } else {
                     self.p.expect_keyword(Keyword::TABLE)?;
                     Statement::ShowCreateTable(self.name()?)

@@ -1,15 +1,18 @@
 //! The catalog and schema providers: DataFusion asks them for tables by name, and they
 //! answer from the store with one indexed lookup, never a scan.
 
+use super::script::ScriptTables;
 use super::table::ConnectionTableProvider;
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::SessionState;
+use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use tributary_catalog::CatalogStore;
-use tributary_types::SourceField;
+use tributary_types::{DefinitionKind, SourceField};
 
 /// State shared between a session and its providers.
 #[derive(Debug)]
@@ -20,6 +23,14 @@ pub struct SessionShared {
     pub(crate) inferred: Mutex<HashMap<String, Vec<SourceField>>>,
     /// The session never reaches another system: queries read only local sources.
     offline: AtomicBool,
+    /// Memory tables and named results kept for the whole session (the shell's); a
+    /// script run in its own scope has its own ([`SessionShared::script`]).
+    session_script: Arc<ScriptTables>,
+    /// The session's DataFusion state, which plans views when a query reads them.
+    state: OnceLock<Weak<RwLock<SessionState>>>,
+    /// The declared functions registered on the session, and the catalog generation
+    /// they were read at.
+    pub(crate) functions: Mutex<crate::declared::Registered>,
 }
 
 impl SessionShared {
@@ -29,7 +40,27 @@ impl SessionShared {
             store,
             inferred: Mutex::new(HashMap::new()),
             offline: AtomicBool::new(false),
+            session_script: Arc::new(ScriptTables::default()),
+            state: OnceLock::new(),
+            functions: Mutex::new(Default::default()),
         })
+    }
+
+    /// The memory tables and named results in scope.
+    pub(crate) fn script(&self) -> Arc<ScriptTables> {
+        super::script::script_tables(&self.session_script)
+    }
+
+    /// Plan views with this DataFusion state (the session's own).
+    pub(crate) fn set_state(&self, state: Weak<RwLock<SessionState>>) {
+        let _ = self.state.set(state);
+    }
+
+    /// A copy of the session's DataFusion state, for planning a view.
+    pub(crate) fn state(&self) -> Option<SessionState> {
+        let state = self.state.get()?.upgrade()?;
+        let copy = state.read().clone();
+        Some(copy)
     }
 
     /// Keep queries of this session on this machine.
@@ -86,26 +117,52 @@ pub struct TributarySchemaProvider {
 #[async_trait]
 impl SchemaProvider for TributarySchemaProvider {
     fn table_names(&self) -> Vec<String> {
-        self.shared.store.table_names().unwrap_or_default()
+        let store = &self.shared.store;
+        let mut names = store.table_names().unwrap_or_default();
+        names.extend(
+            store
+                .definitions(DefinitionKind::View)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| v.name),
+        );
+        names.extend(self.shared.script().names());
+        names.sort_by_key(|n| n.to_lowercase());
+        names
     }
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        let table = self
-            .shared
-            .store
-            .table_by_name(name)
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        Ok(table.map(|mut t| {
+        let store = &self.shared.store;
+        let external = |e| DataFusionError::External(Box::new(e));
+        if let Some(mut t) = store.table_by_name(name).map_err(external)? {
             if t.awaits_inferred_schema()
                 && let Some(fields) = self.shared.inferred_fields(&t.name)
             {
                 t.schema.fields = fields;
             }
-            Arc::new(ConnectionTableProvider::new(t, self.shared.clone())) as Arc<dyn TableProvider>
-        }))
+            return Ok(Some(Arc::new(ConnectionTableProvider::new(
+                t,
+                self.shared.clone(),
+            ))));
+        }
+        if let Some(t) = self.shared.script().get(name) {
+            return Ok(Some(Arc::new(t)));
+        }
+        match store
+            .definition(DefinitionKind::View, name)
+            .map_err(external)?
+        {
+            Some(view) => super::views::view_provider(&self.shared, &view)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        matches!(self.shared.store.table_by_name(name), Ok(Some(_)))
+        let store = &self.shared.store;
+        matches!(store.table_by_name(name), Ok(Some(_)))
+            || self.shared.script().get(name).is_some()
+            || matches!(store.definition(DefinitionKind::View, name), Ok(Some(_)))
     }
 }

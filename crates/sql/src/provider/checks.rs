@@ -17,6 +17,15 @@ fn connection_table(
         .map(|p| p.table().clone())
 }
 
+/// The name of the memory table `source` is, if it is one nothing has written yet.
+fn unwritten_script_table(
+    source: &std::sync::Arc<dyn datafusion::logical_expr::TableSource>,
+) -> Option<String> {
+    let provider = source_as_provider(source).ok()?;
+    let t = provider.downcast_ref::<super::script::ScriptTable>()?;
+    (!t.is_written()).then(|| t.name.clone())
+}
+
 /// Check a planned statement; every violation is reported at `span` (the statement).
 /// `file_writes` says whether the session lets statements write files on this machine
 /// (`COPY ... TO`, `INSERT INTO` a local file sink).
@@ -73,6 +82,14 @@ fn plan_violations(plan: &LogicalPlan, span: Span, file_writes: bool) -> Vec<Dia
                 }
             }
             LogicalPlan::TableScan(scan) => {
+                if let Some(t) = unwritten_script_table(&scan.source) {
+                    out.push(
+                        Diagnostic::error(format!("memory table '{t}' is read before anything is written to it"))
+                            .with_span(span)
+                            .with_note("a memory table is written by one INSERT INTO, then read, as in Arroyo")
+                            .with_help(format!("INSERT INTO {t} SELECT ... first. For a connection table, say where its data lives: add WITH (connector = '...', ...) to its CREATE TABLE.")),
+                    );
+                }
                 if let Some(t) = connection_table(&scan.source) {
                     match t.connection_type {
                         ConnectionType::Sink => out.push(

@@ -18,12 +18,17 @@ mod lookup_exec;
 mod lookup_stream;
 mod rows;
 mod scan;
+pub(crate) mod script;
 mod sink;
+mod streaming_rules;
 mod table;
+mod views;
 
 pub(crate) use bounds::unbounded_reads;
 pub use catalog::{SessionShared, TributaryCatalogProvider, TributarySchemaProvider};
 pub(crate) use checks::check_plan;
 pub use lookup::{LookupJoin, LookupJoins};
 pub use lookup_exec::{LookupJoinExec, TributaryQueryPlanner};
+pub(crate) use streaming_rules::{StatementText, streaming_violations};
 pub use table::ConnectionTableProvider;
+pub(crate) use views::named_columns;

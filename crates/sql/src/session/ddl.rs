@@ -236,7 +236,13 @@ impl Session {
         })
     }
 
-    pub(super) async fn drop_table(&self, names: &[Name], if_exists: bool, span: Span) -> Handled {
+    pub(super) async fn drop_table(
+        &self,
+        names: &[Name],
+        if_exists: bool,
+        behavior: DropBehavior,
+        span: Span,
+    ) -> Handled {
         let store = self.shared.store.as_ref();
         let mut changes = Vec::new();
         let mut warnings = Vec::new();
@@ -244,7 +250,14 @@ impl Session {
         let mut known_names = None;
         for n in names {
             match store.table_by_name(&n.value) {
-                Ok(Some(t)) => changes.push(Change::DeleteTable(t.id)),
+                Ok(Some(t)) => {
+                    let dependency = tributary_types::Dependency::relation(&t.name);
+                    changes.push(Change::DeleteTable(t.id));
+                    if behavior == DropBehavior::Cascade {
+                        super::views::cascade(store, &dependency, &mut changes)
+                            .map_err(|e| vec![catalog_diagnostic(e, n.span)])?;
+                    }
+                }
                 Ok(None) if if_exists => warnings.push(skipped_missing("table", n)),
                 Ok(None) => {
                     // Every name is read once, however many are missing.
@@ -258,7 +271,9 @@ impl Session {
         if !errors.is_empty() {
             return Err(errors);
         }
-        self.apply(changes, span).await?;
+        self.apply(super::views::dedupe(changes), span)
+            .await
+            .map_err(|d| super::views::with_cascade_help(d, "DROP TABLE"))?;
         Ok(Reply::done("DROP TABLE", warnings))
     }
 }

@@ -8,13 +8,16 @@
 mod boundary;
 mod ddl;
 mod definitions;
+mod functions;
 mod outcome;
 mod probes;
 mod query;
+mod script_tables;
 mod set;
 mod show;
 mod streaming;
 mod validation;
+mod views;
 
 pub use definitions::DefinitionTest;
 pub use outcome::{Mode, Outcome, Output, ScriptSummary, StatementError, StatementResult};
@@ -53,11 +56,15 @@ pub fn session_config() -> SessionConfig {
 /// unqualified table names resolve to Tributary's tables.
 pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<SessionShared> {
     let shared = SessionShared::new(store);
+    shared.set_state(ctx.state_weak_ref());
     ctx.register_catalog(
         crate::CATALOG_NAME,
         Arc::new(TributaryCatalogProvider::new(shared.clone())),
     );
-    for f in crate::windows::window_functions() {
+    for f in crate::windows::window_functions()
+        .into_iter()
+        .chain(crate::json_path::json_path_functions())
+    {
         ctx.register_udf(f);
     }
     // Arroyo's JSON functions and operators (`json_get`, `->`, `->>`, `?`). Registering
@@ -80,6 +87,9 @@ pub struct Session {
     file_writes: bool,
     /// Where connection tests report their events as they happen.
     progress: Option<testing::Progress>,
+    /// Memory tables and named results last for the session (the shell), not for each
+    /// script.
+    session_script_tables: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -113,7 +123,15 @@ impl Session {
             connection_tests: true,
             file_writes: false,
             progress: None,
+            session_script_tables: false,
         }
+    }
+
+    /// Keep memory tables and `CREATE TABLE .. AS` results from one
+    /// script to the next (the shell runs each input as a script). Without it each
+    /// script has its own, which end with it.
+    pub fn set_keep_script_tables(&mut self, keep: bool) {
+        self.session_script_tables = keep;
     }
 
     /// The same session, never reaching another system: profiles and tables are created
@@ -267,6 +285,21 @@ impl Session {
         sql: &str,
         mode: Mode,
         delivery: Delivery<'_>,
+        each: impl FnMut(Outcome) -> ControlFlow<()>,
+    ) -> ScriptSummary {
+        let run = self.run_parsed(sql, mode, delivery, each);
+        if self.session_script_tables {
+            run.await
+        } else {
+            crate::provider::script::in_script_scope(run).await
+        }
+    }
+
+    async fn run_parsed(
+        &self,
+        sql: &str,
+        mode: Mode,
+        delivery: Delivery<'_>,
         mut each: impl FnMut(Outcome) -> ControlFlow<()>,
     ) -> ScriptSummary {
         let mut budget = boundary::ScriptBudget::new();
@@ -322,9 +355,25 @@ impl Session {
                 if_exists,
                 behavior,
             } => self.drop_profile(name, *if_exists, *behavior).await,
+            Statement::CreateTable(create) if !create.has_with => self.create_memory_table(create),
             Statement::CreateTable(create) => self.create_table(create, mode).await,
-            Statement::DropTable { names, if_exists } => {
-                self.drop_table(names, *if_exists, span).await
+            Statement::DropTable {
+                names,
+                if_exists,
+                behavior,
+            } => self.drop_table(names, *if_exists, *behavior, span).await,
+            Statement::CreateView(view) => self.create_view(view, mode).await,
+            Statement::DropView {
+                names,
+                if_exists,
+                behavior,
+            } => self.drop_view(names, *if_exists, *behavior, span).await,
+            Statement::ShowViews => self.show_views(span),
+            Statement::ShowCreateView(n) => self.show_create_view(n),
+            Statement::CreateTableAs { name, query } => self.create_table_as(name, query),
+            Statement::CreateFunction(f) => self.create_function(f).await,
+            Statement::DropFunction { name, if_exists } => {
+                self.drop_function(name, *if_exists).await
             }
             Statement::ShowTables => self.show_tables(span),
             Statement::ShowTopics(name) => self.show_topics(name, mode).await,

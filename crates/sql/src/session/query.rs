@@ -7,7 +7,9 @@ use super::streaming::{Delivery, IDLE_TICK, RowSink};
 use crate::errors::datafusion_diagnostic;
 use crate::parser::ast::{Name, ParsedStatement};
 use crate::preview::PreviewOptions;
-use crate::provider::{SessionShared, check_plan, unbounded_reads};
+use crate::provider::{
+    SessionShared, StatementText, check_plan, streaming_violations, unbounded_reads,
+};
 use crate::sinks::{InsertTarget, insert_target, window_into_timestamp};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SessionState;
@@ -25,12 +27,16 @@ impl Session {
         delivery: Delivery<'_>,
     ) -> Handled {
         let span = stmt.span;
+        self.sync_functions(span)?;
         let state = self.ctx.state();
         let Planned {
             plan,
             target,
             _inferred: _guard,
         } = self.plan_query(stmt, &state).await?;
+        if let Some(written) = self.write_script_table(&plan, span) {
+            return written;
+        }
         let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
         if mode == Mode::Check && !is_explain {
             // A checked query is a pipeline to be: reading an endless source is its
@@ -108,7 +114,14 @@ impl Session {
                 ]);
             }
         };
-        let problems = check_plan(&plan, span, self.file_writes);
+        let mut problems = check_plan(&plan, span, self.file_writes);
+        if problems.is_empty() {
+            let at = StatementText {
+                text: &stmt.text,
+                span,
+            };
+            problems = streaming_violations(&plan, &at);
+        }
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -126,7 +139,11 @@ impl Session {
 
     /// A planning error; DataFusion's "table not found" becomes Tributary's wording with a
     /// suggestion.
-    fn query_diagnostic(&self, e: &datafusion::error::DataFusionError, span: Span) -> Diagnostic {
+    pub(super) fn query_diagnostic(
+        &self,
+        e: &datafusion::error::DataFusionError,
+        span: Span,
+    ) -> Diagnostic {
         let d = datafusion_diagnostic(e, span);
         let qualified = format!("{}.{}.", crate::CATALOG_NAME, crate::SCHEMA_NAME);
         if let Some(rest) = d.message.strip_prefix("table '")

@@ -71,6 +71,14 @@ impl Session {
     }
 
     pub(super) fn describe_table(&self, n: &Name) -> Handled {
+        if let Ok(None) = self.shared.store.table_by_name(&n.value)
+            && let Ok(Some(view)) = self
+                .shared
+                .store
+                .definition(tributary_types::DefinitionKind::View, &n.value)
+        {
+            return self.describe_view(&view, n);
+        }
         let t = self.lookup_table(n)?;
         let mut notes = Vec::new();
         if let Some(r) = &t.registry {

@@ -136,6 +136,24 @@ pub(super) fn scalar_nanos(kind: Kind, scalar: &ScalarValue) -> Result<i64> {
         ScalarValue::DurationMicrosecond(Some(n)) => n * 1_000,
         ScalarValue::DurationMillisecond(Some(n)) => n * 1_000_000,
         ScalarValue::DurationSecond(Some(n)) => n * 1_000_000_000,
+        // Arroyo accepts an interval's text: `hop(interval '5 seconds', '1 minute')`.
+        ScalarValue::Utf8(Some(text))
+        | ScalarValue::LargeUtf8(Some(text))
+        | ScalarValue::Utf8View(Some(text)) => {
+            let interval =
+                DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano);
+            let parsed = ScalarValue::Utf8(Some(text.clone()))
+                .cast_to(&interval)
+                .ok()
+                .filter(|v| matches!(v, ScalarValue::IntervalMonthDayNano(Some(_))))
+                .ok_or_else(|| {
+                    plan(format!(
+                        "'{}' is not an interval; write one such as '1 minute' or INTERVAL '1' MINUTE",
+                        tributary_types::limits::shorten(text)
+                    ))
+                })?;
+            return scalar_nanos(kind, &parsed);
+        }
         ScalarValue::IntervalYearMonth(_) | ScalarValue::IntervalMonthDayNano(Some(_)) => {
             return Err(plan(format!(
                 "{} windows cannot be months or years long (their length varies); use days",

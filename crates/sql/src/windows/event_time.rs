@@ -57,7 +57,13 @@ fn rewrite_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
 }
 
 fn has_arroyo_window(e: &Expr) -> bool {
-    e.exists(|e| Ok(arroyo_form(e).is_some())).unwrap_or(false)
+    e.exists(|e| Ok(arroyo_form(e).is_some() || is_row_time(e)))
+        .unwrap_or(false)
+}
+
+/// `row_time()`: the row's event time.
+fn is_row_time(e: &Expr) -> bool {
+    matches!(e, Expr::ScalarFunction(f) if f.func.name() == super::ROW_TIME && f.args.is_empty())
 }
 
 /// The window kind of an Arroyo-form call (intervals only, no time column).
@@ -70,13 +76,47 @@ fn arroyo_form(e: &Expr) -> Option<Kind> {
 }
 
 fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
+    if is_row_time(&e) {
+        let time = event_time_column(
+            input,
+            Needs {
+                what: "row_time() is the event time of its row".into(),
+                none: "Declare WATERMARK FOR a TIMESTAMP column of the table the query reads."
+                    .into(),
+                several: "Call row_time() where one table's rows are read (in a subquery over it)."
+                    .into(),
+            },
+        )?;
+        return Ok(Transformed::yes(Expr::Cast(
+            datafusion::logical_expr::expr::Cast::new(
+                Box::new(Expr::Column(time)),
+                super::row_time_type(),
+            ),
+        )));
+    }
     let Some(kind) = arroyo_form(&e) else {
         return Ok(Transformed::no(e));
     };
     let Expr::ScalarFunction(f) = e else {
         return Ok(Transformed::no(e));
     };
-    let time = event_time_column(input, kind)?;
+    let name = kind.name();
+    let intervals = kind
+        .intervals()
+        .iter()
+        .map(|i| format!("{i} INTERVAL"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let time = event_time_column(
+        input,
+        Needs {
+            what: format!("{name}({intervals}) windows the event time of its input"),
+            none: format!(
+                "Declare WATERMARK FOR a TIMESTAMP column of the table, or name the time column: {name}(time_column, {intervals})."
+            ),
+            several: format!("Name the time column: {name}(time_column, {intervals})."),
+        },
+    )?;
     let mut args = Vec::with_capacity(f.args.len() + 1);
     args.push(Expr::Column(time));
     args.extend(f.args);
@@ -85,35 +125,35 @@ fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
     )))
 }
 
+/// What a call needing the event-time column says when there is not exactly one.
+struct Needs {
+    /// Why it needs it: `tumble(width INTERVAL) windows the event time of its input`.
+    what: String,
+    /// The help when there is none.
+    none: String,
+    /// The help when there are several.
+    several: String,
+}
+
 /// The one event-time column among `input`'s fields.
-fn event_time_column(input: &DFSchema, kind: Kind) -> Result<Column> {
+fn event_time_column(input: &DFSchema, needs: Needs) -> Result<Column> {
     let marked: Vec<Column> = input
         .iter()
         .filter(|(_, f)| f.metadata().contains_key(EVENT_TIME_METADATA))
         .map(|(q, f)| Column::new(q.cloned(), f.name()))
         .collect();
-    let name = kind.name();
-    let intervals = kind
-        .intervals()
-        .iter()
-        .map(|i| format!("{i} INTERVAL"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let what = needs.what;
     match marked.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(to_datafusion(
-            Diagnostic::error(format!(
-                "{name}({intervals}) windows the event time of its input, but the input has no event-time column"
-            ))
-            .with_note("a connection table's event time is its WATERMARK FOR column")
-            .with_help(format!(
-                "Declare WATERMARK FOR a TIMESTAMP column of the table, or name the time column: {name}(time_column, {intervals})."
-            ))
-            .with_code(tributary_types::codes::PLAN_ERROR),
+            Diagnostic::error(format!("{what}, but the input has no event-time column"))
+                .with_note("a connection table's event time is its WATERMARK FOR column")
+                .with_help(needs.none)
+                .with_code(tributary_types::codes::PLAN_ERROR),
         )),
         several => Err(to_datafusion(
             Diagnostic::error(format!(
-                "{name}({intervals}) windows the event time of its input, but the input has {} event-time columns: {}",
+                "{what}, but the input has {} event-time columns: {}",
                 several.len(),
                 several
                     .iter()
@@ -121,9 +161,7 @@ fn event_time_column(input: &DFSchema, kind: Kind) -> Result<Column> {
                     .collect::<Vec<_>>()
                     .join(", ")
             ))
-            .with_help(format!(
-                "Name the time column: {name}(time_column, {intervals})."
-            ))
+            .with_help(needs.several)
             .with_code(tributary_types::codes::PLAN_ERROR),
         )),
     }

@@ -116,7 +116,12 @@ impl ScalarUDFImpl for WindowFunction {
             )));
         };
         for (name, ty) in intervals.iter().zip(rest) {
-            if !matches!(ty, DataType::Interval(_) | DataType::Duration(_)) {
+            // A string is an interval's text, as Arroyo accepts it (checked when read).
+            let text = matches!(
+                ty,
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            );
+            if !text && !matches!(ty, DataType::Interval(_) | DataType::Duration(_)) {
                 return Err(DataFusionError::Plan(format!(
                     "the {name} of {} must be an INTERVAL, but it is {ty}; use {usage}",
                     self.kind.name()
@@ -131,6 +136,41 @@ impl ScalarUDFImpl for WindowFunction {
     }
 }
 
+/// Arroyo's `row_time()`: the row's event time.
+pub(crate) const ROW_TIME: &str = "row_time";
+
+/// The type `row_time()` returns.
+pub(crate) fn row_time_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Nanosecond, None)
+}
+
+/// `row_time()`, which [`EventTimeWindows`] turns into the input's event-time column.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct RowTime {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for RowTime {
+    fn name(&self) -> &str {
+        ROW_TIME
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(row_time_type())
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        // Analysis replaces every call that has an input; one that has none has no row.
+        Err(DataFusionError::Plan(
+            "row_time() is the event time of a row, so it needs a table to read (FROM ...)".into(),
+        ))
+    }
+}
+
 /// The window functions to register on a session.
 pub fn window_functions() -> Vec<ScalarUDF> {
     [Kind::Tumble, Kind::Hop, Kind::Session]
@@ -140,5 +180,8 @@ pub fn window_functions() -> Vec<ScalarUDF> {
             let signature = Signature::new(TypeSignature::VariadicAny, Volatility::Immutable);
             ScalarUDF::from(WindowFunction { kind, signature })
         })
+        .chain(std::iter::once(ScalarUDF::from(RowTime {
+            signature: Signature::nullary(Volatility::Volatile),
+        })))
         .collect()
 }
