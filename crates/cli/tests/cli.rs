@@ -528,3 +528,36 @@ fn connection_test_stages_that_pass_are_one_line_each_without_a_snippet() {
         "{err}"
     );
 }
+
+/// An Arroyo pipeline script (views over Kafka, a windowed aggregate, a lookup join and
+/// an INSERT into a sink) checks clean, offline, and changes nothing.
+#[test]
+fn the_arroyo_pipeline_example_checks_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/arroyo_pipeline.sql"
+    );
+    let out = tributary(&catalog, &["check", script], None);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    assert!(!catalog.exists(), "check creates no catalog");
+    // A broken rule is found: the same pipeline without its window is updating, which
+    // neither a join nor an appending sink takes.
+    let broken = std::fs::read_to_string(script)
+        .unwrap()
+        .replace(
+            "SELECT tumble(INTERVAL '1' MINUTE) AS w, page",
+            "SELECT named_struct('start', max(ts)) AS w, page",
+        )
+        .replace("GROUP BY w, page", "GROUP BY page");
+    let out = tributary(&catalog, &["check"], Some(&broken));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("STREAMING_RULE") || stderr.contains("streaming rule"),
+        "{stderr}"
+    );
+}

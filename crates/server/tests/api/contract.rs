@@ -388,4 +388,25 @@ async fn validate_query_answers_in_arroyos_shape() {
         .json();
     assert_eq!(ddl["errors"], json!([]), "{ddl}");
     assert_eq!(app.get("/api/v1/connection_tables/t2").await.status, 404);
+    // An Arroyo pipeline script: a memory table written once, then read; its graph is
+    // the last query's.
+    let script = "CREATE TABLE m (c BIGINT);\nINSERT INTO m SELECT counter FROM ticks;\nSELECT c FROM m WHERE c > 1";
+    let piped = app
+        .post("/api/v1/pipelines/validate_query", json!({"query": script}))
+        .await
+        .json();
+    assert_eq!(piped["errors"], json!([]), "{piped}");
+    assert!(
+        piped["graph"]["nodes"]
+            .as_array()
+            .is_some_and(|n| !n.is_empty()),
+        "{piped}"
+    );
+    // Arroyo's streaming rules: an updating aggregate cannot feed a window function.
+    let refused = app
+        .post("/api/v1/pipelines/validate_query", json!({"query": "SELECT rank() OVER (ORDER BY n) FROM (SELECT counter % 2 AS k, count(*) AS n FROM ticks GROUP BY k)"}))
+        .await
+        .json();
+    let message = refused["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("updating input"), "{refused}");
 }

@@ -442,3 +442,48 @@ async fn sql_runs_statements_and_reports_where_they_fail() {
         .await;
     assert_eq!(bad.status, 400);
 }
+
+#[tokio::test]
+async fn views_and_memory_tables_over_sql() {
+    let app = app();
+    let script = "CREATE TABLE n WITH (connector = 'impulse', event_rate = 1000, message_count = 3);\n\
+        CREATE VIEW doubled AS SELECT counter * 2 AS d FROM n;\n\
+        SELECT d FROM doubled ORDER BY d;\n\
+        CREATE TABLE scratch (x BIGINT);\n\
+        INSERT INTO scratch SELECT d FROM doubled;\n\
+        SELECT sum(x) AS total FROM scratch";
+    let r = app.post("/api/v1/sql", json!({"sql": script})).await.json();
+    assert_eq!(r["failed"], 0, "{r}");
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results[1]["tag"], "CREATE VIEW");
+    assert_eq!(results[2]["rows"], json!([[0], [2], [4]]));
+    assert_eq!(results[5]["rows"], json!([[6]]));
+    // The view is in the catalog for the next request; the memory table ended with its
+    // script.
+    let r = app
+        .post(
+            "/api/v1/sql",
+            json!({"sql": "SHOW VIEWS; SELECT * FROM scratch"}),
+        )
+        .await
+        .json();
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results[0]["rows"][0][0], "doubled", "{r}");
+    assert_eq!(results[1]["error"], true, "{r}");
+    // The table a view reads is kept until CASCADE.
+    let r = app
+        .post("/api/v1/sql", json!({"sql": "DROP TABLE n"}))
+        .await
+        .json();
+    assert_eq!(r["results"][0]["diagnostics"][0]["code"], "IN_USE", "{r}");
+    assert_eq!(app.get("/api/v1/connection_tables").await.status, 200);
+    let r = app
+        .post(
+            "/api/v1/sql",
+            json!({"sql": "DROP TABLE n CASCADE; SHOW VIEWS"}),
+        )
+        .await
+        .json();
+    assert_eq!(r["failed"], 0, "{r}");
+    assert_eq!(r["results"][1]["rows"], json!([]), "{r}");
+}

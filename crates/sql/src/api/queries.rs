@@ -159,11 +159,13 @@ pub async fn validate_query(
     let mut errors = Vec::new();
     if post.udfs.as_ref().is_some_and(|u| !u.is_empty()) {
         errors.push(SqlDiagnostic {
-            message: "Tributary has no user-defined functions yet; remove the UDFs and use built-in functions".into(),
+            message: "Tributary does not compile UDFs: remove udfs, and declare each UDF's signature in the query with CREATE FUNCTION name(arg TYPE, ...) RETURNS TYPE".into(),
             span: None,
         });
     }
-    let session = Session::new(Arc::new(OverlayStore::over(store)));
+    let mut session = Session::new(Arc::new(OverlayStore::over(store)));
+    // The graph is planned after the script ran: its memory tables must still be there.
+    session.set_keep_script_tables(true);
     let mut last_query = None;
     let parsed = parse_script(&post.query);
     for p in parsed.iter().flatten() {

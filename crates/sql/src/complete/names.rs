@@ -34,7 +34,16 @@ impl NameSource for StoreNames {
     }
 
     fn table_names(&self) -> Vec<String> {
-        self.0.table_names().unwrap_or_default()
+        // Views are read like tables, so they complete where tables do.
+        let mut names = self.0.table_names().unwrap_or_default();
+        names.extend(
+            self.0
+                .definitions(tributary_types::DefinitionKind::View)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| v.name),
+        );
+        names
     }
 
     fn profiles(&self) -> Vec<(String, String)> {

@@ -171,15 +171,103 @@ fn syntax_errors_point_at_the_token() {
 
 #[test]
 fn other_ddl_is_refused_with_a_reason() {
-    let d = err("CREATE VIEW v AS SELECT 1");
-    assert_eq!(d.message, "CREATE VIEW is not supported");
+    let d = err("CREATE INDEX i ON t (a)");
+    assert_eq!(d.message, "CREATE INDEX is not supported");
     assert_eq!(
-        err("create or replace view v as select 1").message,
-        "CREATE OR REPLACE is not supported"
+        err("create or replace table t (a int)").message,
+        "CREATE OR REPLACE is for views and functions"
     );
-    assert_eq!(err("DROP VIEW v").message, "DROP VIEW is not supported");
+    assert_eq!(
+        err("ALTER TABLE t ADD COLUMN b INT").message,
+        "ALTER TABLE is not supported"
+    );
     assert_eq!(
         err("CREATE EXTERNAL TABLE x STORED AS CSV LOCATION 'x'").message,
         "CREATE EXTERNAL is not supported"
+    );
+}
+
+#[test]
+fn views_keep_their_query_text_and_where_it_is() {
+    let sql = "-- a view\nCREATE OR REPLACE VIEW Big (a, b) AS\n  SELECT x, y FROM t WHERE x > 1";
+    let Statement::CreateView(v) = one(sql) else {
+        panic!()
+    };
+    assert_eq!(v.name.value, "big");
+    assert!(v.or_replace && !v.if_not_exists);
+    assert_eq!(
+        v.columns
+            .iter()
+            .map(|c| c.value.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert_eq!(v.query.text, "SELECT x, y FROM t WHERE x > 1");
+    assert_eq!(v.query.span.start, Location::new(3, 3));
+    assert_eq!(
+        err("CREATE VIEW v AS DROP TABLE t").message,
+        "syntax error: expected SELECT, VALUES, or a subquery in the query body, found DROP"
+    );
+    let Statement::DropView {
+        names, behavior, ..
+    } = one("DROP VIEW IF EXISTS a, b CASCADE")
+    else {
+        panic!()
+    };
+    assert_eq!(names.len(), 2);
+    assert_eq!(behavior, DropBehavior::Cascade);
+    assert!(matches!(one("SHOW VIEWS"), Statement::ShowViews));
+    assert!(matches!(
+        one("show create view v"),
+        Statement::ShowCreateView(_)
+    ));
+    let Statement::CreateTableAs { name, query } = one("CREATE TABLE t AS (SELECT 1)") else {
+        panic!()
+    };
+    assert_eq!(
+        (name.value.as_str(), query.text.as_str()),
+        ("t", "(SELECT 1)")
+    );
+    let Statement::DropTable { behavior, .. } = one("DROP TABLE t CASCADE") else {
+        panic!()
+    };
+    assert_eq!(behavior, DropBehavior::Cascade);
+}
+
+#[test]
+fn declared_functions_record_their_signature() {
+    let Statement::CreateFunction(f) =
+        one("CREATE ASYNC FUNCTION geo(country TEXT, BIGINT) RETURNS TEXT LANGUAGE python")
+    else {
+        panic!()
+    };
+    let sig = &f.signature;
+    assert!(sig.is_async && !sig.aggregate);
+    assert_eq!(sig.args[0].name.as_deref(), Some("country"));
+    assert_eq!(sig.args[1].name, None);
+    assert_eq!(sig.args[1].data_type, "BIGINT");
+    assert_eq!(
+        (sig.returns.as_str(), sig.language.as_deref()),
+        ("TEXT", Some("python"))
+    );
+    let Statement::CreateFunction(f) = one("CREATE AGGREGATE FUNCTION m(DOUBLE) RETURNS DOUBLE")
+    else {
+        panic!()
+    };
+    assert!(f.signature.aggregate);
+    assert!(matches!(
+        one("DROP FUNCTION IF EXISTS m(DOUBLE)"),
+        Statement::DropFunction {
+            if_exists: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        err("CREATE FUNCTION f(x INT) RETURNS INT AS 'x'").message,
+        "a declared function has no body here"
+    );
+    assert_eq!(
+        err("DROP FUNCTION f CASCADE").message,
+        "DROP FUNCTION does not take CASCADE"
     );
 }

@@ -146,6 +146,20 @@ fn stream_of(
             let mut window: Option<Window> = None;
             for (i, g) in agg.group_expr.iter().enumerate() {
                 let g = unaliased(g);
+                if let Some((slide, width)) = crate::windows::hop_slide_width(g)
+                    && (slide <= 0 || width % slide != 0)
+                {
+                    out.push(rule(
+                        at.locate("hop"),
+                        format!(
+                            "a hop's width must be a whole multiple of its slide, but {} is not a multiple of {}",
+                            describe_nanos(width),
+                            describe_nanos(slide)
+                        ),
+                        "a hop's width is a whole multiple of its slide",
+                        "Pick a slide that divides the width (hop(INTERVAL '10' SECOND, INTERVAL '1' MINUTE)).",
+                    ));
+                }
                 if let Some(call) = window_call(g) {
                     if let Some(input) = &first.window
                         && input.call != call
@@ -368,6 +382,17 @@ fn has_equijoin_filter(join: &datafusion::logical_expr::Join) -> bool {
         }
         _ => false,
     })
+}
+
+/// A length of time as a person writes it: `90 s`, `1500 ms`.
+fn describe_nanos(nanos: i64) -> String {
+    if nanos % 1_000_000_000 == 0 {
+        format!("{} s", nanos / 1_000_000_000)
+    } else if nanos % 1_000_000 == 0 {
+        format!("{} ms", nanos / 1_000_000)
+    } else {
+        format!("{nanos} ns")
+    }
 }
 
 fn unaliased(e: &Expr) -> &Expr {

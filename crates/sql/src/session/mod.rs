@@ -220,6 +220,7 @@ impl Session {
             StatementError { span, diagnostics }
         };
         if let Statement::Query = stmt.statement {
+            self.sync_functions(span).map_err(fail)?;
             let state = self.ctx.state();
             let planned = self.plan_query(&stmt, &state).await.map_err(fail)?;
             return self

@@ -136,17 +136,6 @@ fn expand_aggregate(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     Ok(Transformed::yes(LogicalPlan::Aggregate(rewritten)))
 }
 
-/// A length of time as a person writes it: `90 s`, `1500 ms`.
-fn describe_nanos(nanos: i64) -> String {
-    if nanos % 1_000_000_000 == 0 {
-        format!("{} s", nanos / 1_000_000_000)
-    } else if nanos % 1_000_000 == 0 {
-        format!("{} ms", nanos / 1_000_000)
-    } else {
-        format!("{nanos} ns")
-    }
-}
-
 fn unaliased(e: &Expr) -> &Expr {
     match e {
         Expr::Alias(a) => unaliased(&a.expr),
@@ -173,15 +162,6 @@ fn grouped_window(e: &Expr) -> Result<Option<Grouped>> {
             return Ok(None);
         };
         nanos.push(scalar_nanos(kind, value)?);
-    }
-    if let (Kind::Hop, [slide, width]) = (kind, nanos.as_slice())
-        && (*slide <= 0 || width % slide != 0)
-    {
-        return Err(super::bounds::plan(format!(
-            "a hop's width must be a whole multiple of its slide, but {} is not a multiple of {}",
-            describe_nanos(*width),
-            describe_nanos(*slide)
-        )));
     }
     let args = f.args.clone();
     Ok(match (kind, nanos.as_slice()) {

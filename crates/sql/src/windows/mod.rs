@@ -136,6 +136,24 @@ impl ScalarUDFImpl for WindowFunction {
     }
 }
 
+/// A `hop` call's slide and width in nanoseconds, when it is one and both are constants
+/// (in either form, as intervals or their text).
+pub(crate) fn hop_slide_width(e: &datafusion::logical_expr::Expr) -> Option<(i64, i64)> {
+    use datafusion::logical_expr::Expr;
+    let Expr::ScalarFunction(f) = e else {
+        return None;
+    };
+    if Kind::from_name(f.func.name()) != Some(Kind::Hop) || f.args.len() < 2 {
+        return None;
+    }
+    let nanos = |e: &Expr| match e {
+        Expr::Literal(v, _) => bounds::scalar_nanos(Kind::Hop, v).ok(),
+        _ => None,
+    };
+    let n = f.args.len();
+    Some((nanos(&f.args[n - 2])?, nanos(&f.args[n - 1])?))
+}
+
 /// Arroyo's `row_time()`: the row's event time.
 pub(crate) const ROW_TIME: &str = "row_time";
 
