@@ -31,6 +31,8 @@ pub struct SessionShared {
     /// The declared functions registered on the session, and the catalog generation
     /// they were read at.
     pub(crate) functions: Mutex<crate::declared::Registered>,
+    /// Connection tables already decoded, for the current catalog generation.
+    providers: super::cache::ProviderCache,
 }
 
 impl SessionShared {
@@ -43,6 +45,7 @@ impl SessionShared {
             session_script: Arc::new(ScriptTables::default()),
             state: OnceLock::new(),
             functions: Mutex::new(Default::default()),
+            providers: Default::default(),
         })
     }
 
@@ -134,16 +137,28 @@ impl SchemaProvider for TributarySchemaProvider {
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         let store = &self.shared.store;
         let external = |e| DataFusionError::External(Box::new(e));
-        if let Some(mut t) = store.table_by_name(name).map_err(external)? {
-            if t.awaits_inferred_schema()
-                && let Some(fields) = self.shared.inferred_fields(&t.name)
-            {
-                t.schema.fields = fields;
-            }
-            return Ok(Some(Arc::new(ConnectionTableProvider::new(
+        // The generation is read before the table: a change in between makes the entry
+        // stale at once rather than wrong.
+        let generation = store.generation();
+        if let Some(t) = self.shared.providers.get(name, generation) {
+            return Ok(Some(Arc::new(ConnectionTableProvider::from_decoded(
                 t,
                 self.shared.clone(),
             ))));
+        }
+        if let Some(mut t) = store.table_by_name(name).map_err(external)? {
+            // A sink taking its schema from the INSERT being planned is never cached.
+            let awaits = t.awaits_inferred_schema();
+            if awaits && let Some(fields) = self.shared.inferred_fields(&t.name) {
+                t.schema.fields = fields;
+            }
+            let provider = ConnectionTableProvider::new(t, self.shared.clone());
+            if !awaits {
+                self.shared
+                    .providers
+                    .put(name, generation, provider.decoded());
+            }
+            return Ok(Some(Arc::new(provider)));
         }
         if let Some(t) = self.shared.script().get(name) {
             return Ok(Some(Arc::new(t)));

@@ -7,6 +7,7 @@
 //! [`CatalogStore`]: tributary_catalog::CatalogStore
 
 mod bounds;
+mod cache;
 mod catalog;
 mod changelog;
 mod checks;

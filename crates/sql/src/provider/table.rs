@@ -22,10 +22,17 @@ use std::sync::Arc;
 use tributary_connectors::registry;
 use tributary_types::{ConnectionTable, ConnectionType};
 
+/// A connection table's record and its Arrow schema.
+#[derive(Debug, Clone)]
+pub(crate) struct DecodedTable {
+    table: Arc<ConnectionTable>,
+    schema: SchemaRef,
+}
+
 /// One connection table.
 #[derive(Debug)]
 pub struct ConnectionTableProvider {
-    table: ConnectionTable,
+    table: Arc<ConnectionTable>,
     schema: SchemaRef,
     shared: Arc<SessionShared>,
 }
@@ -53,8 +60,26 @@ impl ConnectionTableProvider {
             schema = Schema::new_with_metadata(fields, schema.metadata().clone());
         }
         Self {
-            table,
+            table: Arc::new(table),
             schema: Arc::new(schema),
+            shared,
+        }
+    }
+
+    /// Its record and schema, decoded once: what the session's provider cache keeps
+    /// (not the provider, which holds the session the cache belongs to).
+    pub(crate) fn decoded(&self) -> DecodedTable {
+        DecodedTable {
+            table: self.table.clone(),
+            schema: self.schema.clone(),
+        }
+    }
+
+    /// The provider of a table decoded before.
+    pub(crate) fn from_decoded(decoded: DecodedTable, shared: Arc<SessionShared>) -> Self {
+        Self {
+            table: decoded.table,
+            schema: decoded.schema,
             shared,
         }
     }
@@ -154,7 +179,7 @@ impl TableProvider for ConnectionTableProvider {
         // applies to those rows, not to the changes read.
         let limit = if updating { None } else { limit };
         let spec = ScanSpec {
-            table: Arc::new(self.table.clone()),
+            table: self.table.clone(),
             shared: self.shared.clone(),
             partitions,
             shape: RowShape {
@@ -175,7 +200,7 @@ impl TableProvider for ConnectionTableProvider {
         _op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(Arc::new(ConnectionSinkExec::new(
-            Arc::new(self.table.clone()),
+            self.table.clone(),
             self.shared.clone(),
             input,
         )))
