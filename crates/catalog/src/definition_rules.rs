@@ -63,12 +63,6 @@ pub(crate) fn check(state: &dyn DefinitionState, changes: &[Change]) -> Result<R
                             name: old.name.clone(),
                         });
                     }
-                    if old.kind() != definition.kind() {
-                        return Err(CatalogError::AlreadyExists {
-                            kind: object_kind(old.kind()),
-                            name: old.name.clone(),
-                        });
-                    }
                     for read in &old.reads {
                         edits.remove.push((read.key(), key.clone()));
                     }

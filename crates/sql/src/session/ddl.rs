@@ -286,12 +286,12 @@ pub(super) struct PreparedTable {
     pub validate: Option<u64>,
 }
 
-fn skipped(kind: &str, name: &Name) -> Diagnostic {
+pub(super) fn skipped(kind: &str, name: &Name) -> Diagnostic {
     Diagnostic::warning(format!("{kind} '{}' already exists, skipping", name.value))
         .with_span(name.span)
 }
 
-fn skipped_missing(kind: &str, name: &Name) -> Diagnostic {
+pub(super) fn skipped_missing(kind: &str, name: &Name) -> Diagnostic {
     Diagnostic::warning(format!("{kind} '{}' does not exist, skipping", name.value))
         .with_span(name.span)
 }

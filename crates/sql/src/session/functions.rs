@@ -22,13 +22,7 @@ impl Session {
         if existing.is_some() && f.if_not_exists {
             return Ok(Reply::done(
                 "CREATE FUNCTION",
-                vec![
-                    Diagnostic::warning(format!(
-                        "function '{}' already exists, skipping",
-                        name.value
-                    ))
-                    .with_span(name.span),
-                ],
+                vec![super::ddl::skipped("function", name)],
             ));
         }
         if existing.is_some() && !f.or_replace {
@@ -92,13 +86,7 @@ impl Session {
             }
             Ok(None) if if_exists => Ok(Reply::done(
                 "DROP FUNCTION",
-                vec![
-                    Diagnostic::warning(format!(
-                        "function '{}' does not exist, skipping",
-                        name.value
-                    ))
-                    .with_span(name.span),
-                ],
+                vec![super::ddl::skipped_missing("function", name)],
             )),
             Ok(None) => Err(vec![
                 Diagnostic::error(format!("function '{}' does not exist", name.value))

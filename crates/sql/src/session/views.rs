@@ -31,10 +31,7 @@ impl Session {
         if existing.is_some() && v.if_not_exists {
             return Ok(Reply::done(
                 "CREATE VIEW",
-                vec![
-                    Diagnostic::warning(format!("view '{}' already exists, skipping", name.value))
-                        .with_span(name.span),
-                ],
+                vec![super::ddl::skipped("view", name)],
             ));
         }
         if existing.is_some() && !v.or_replace {
@@ -223,10 +220,7 @@ impl Session {
                             .map_err(|e| vec![catalog_diagnostic(e, n.span)])?;
                     }
                 }
-                Ok(None) if if_exists => warnings.push(
-                    Diagnostic::warning(format!("view '{}' does not exist, skipping", n.value))
-                        .with_span(n.span),
-                ),
+                Ok(None) if if_exists => warnings.push(super::ddl::skipped_missing("view", n)),
                 Ok(None) => errors.push(self.view_not_found(n)),
                 Err(e) => errors.push(catalog_diagnostic(e, n.span)),
             }
