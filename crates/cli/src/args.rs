@@ -114,12 +114,24 @@ pub enum Command {
     Repl,
     /// Serve the REST API (Arroyo-compatible) over the catalog.
     Serve(ServeArgs),
+    /// Work on the catalog as a whole.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
     /// Print a shell completion script: `tributary completions bash > ~/.local/share/bash-completion/completions/tributary`.
     Completions {
         /// The shell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// `tributary catalog ...`.
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Print a SQL script that recreates the catalog (profiles, tables, views, declared
+    /// functions), for keeping it in git and restoring it with `tributary run`. Secrets
+    /// are never printed: each becomes a {{ VAR }} reference the script's header names.
+    Dump,
 }
 
 /// `tributary serve`.

@@ -4,6 +4,7 @@
 //! usage or I/O errors (including a catalog that cannot be opened).
 
 mod args;
+mod catalog;
 mod colour;
 mod executor;
 mod json_print;
@@ -76,6 +77,7 @@ fn main() -> ExitCode {
                 2
             }
             Some(Command::Serve(args)) => serve::run(&cli, args).await,
+            Some(Command::Catalog(command)) => catalog::run(&cli, command),
             Some(Command::Completions { .. }) => 0,
         }
     });

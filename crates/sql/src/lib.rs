@@ -20,6 +20,7 @@ mod ddl;
 mod declared;
 mod deep;
 pub mod describe;
+pub mod dump;
 pub mod errors;
 pub mod help;
 mod json_path;
