@@ -28,8 +28,8 @@ impl StatementText<'_> {
     /// The span of the first `word` (case-insensitive, as a whole word) in the statement,
     /// or the whole statement.
     fn locate(&self, word: &str) -> Span {
-        let lower = self.text.to_lowercase();
-        let word = word.to_lowercase();
+        let lower = self.text.to_ascii_lowercase();
+        let word = word.to_ascii_lowercase();
         let bytes = lower.as_bytes();
         let mut from = 0;
         while let Some(i) = lower[from..].find(&word).map(|i| i + from) {
@@ -417,5 +417,29 @@ fn call_name(e: &Expr) -> &str {
     match e {
         Expr::ScalarFunction(f) => f.func.name(),
         _ => "group",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> StatementText<'_> {
+        StatementText {
+            text,
+            span: Span::new(Location::new(3, 5), Location::new(4, 20)),
+        }
+    }
+
+    #[test]
+    fn words_are_found_whole_and_counted_in_characters_from_the_statement() {
+        // Non-ASCII text before the word: columns count characters, and nothing panics.
+        let s = at("SELECT 'İstanbul ü', x\nFROM t JOIN u ON true");
+        assert_eq!(s.locate("join").start, Location::new(4, 8));
+        // On the first line, columns continue from where the statement starts.
+        assert_eq!(s.locate("select").start, Location::new(3, 5));
+        // A word inside another is not the word.
+        let s = at("SELECT rejoin FROM t");
+        assert_eq!(s.locate("join"), s.span);
     }
 }
