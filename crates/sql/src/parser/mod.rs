@@ -364,6 +364,15 @@ impl StmtParser {
         })
     }
 
+    /// One or more names, separated by commas (`DROP TABLE a, b`).
+    pub(crate) fn names(&mut self) -> PResult<Vec<Name>> {
+        let mut names = vec![self.name()?];
+        while self.p.consume_token(&Token::Comma) {
+            names.push(self.name()?);
+        }
+        Ok(names)
+    }
+
     pub(crate) fn expect_end(&mut self) -> PResult<()> {
         let t = self.p.peek_token();
         if t.token == Token::EOF {
@@ -454,10 +463,7 @@ impl StmtParser {
             }
             self.p.expect_keyword(Keyword::TABLE)?;
             let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
-            let mut names = vec![self.name()?];
-            while self.p.consume_token(&Token::Comma) {
-                names.push(self.name()?);
-            }
+            let names = self.names()?;
             let behavior = self.drop_behavior();
             self.expect_end()?;
             return Ok(Statement::DropTable {

@@ -140,10 +140,7 @@ impl StmtParser {
     /// After `DROP`: `VIEW [IF EXISTS] a [, b] [RESTRICT | CASCADE]`.
     pub(crate) fn drop_view(&mut self) -> PResult<Statement> {
         let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
-        let mut names = vec![self.name()?];
-        while self.p.consume_token(&Token::Comma) {
-            names.push(self.name()?);
-        }
+        let names = self.names()?;
         let behavior = self.drop_behavior();
         self.expect_end()?;
         Ok(Statement::DropView {
