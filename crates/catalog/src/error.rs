@@ -89,6 +89,40 @@ pub enum CatalogError {
         /// The name it reads that leads back to it.
         through: String,
     },
+    /// A copy's target already holds objects.
+    #[error("catalog '{location}' is not empty: it holds {holds}")]
+    NotEmpty {
+        /// The target catalog (a database without its password).
+        location: String,
+        /// What it holds.
+        holds: String,
+    },
+    /// A catalog location that cannot be used.
+    #[error("bad catalog location: {detail}")]
+    BadLocation {
+        /// What is wrong (never the location itself, which may hold a password).
+        detail: String,
+    },
+    /// The catalog's database cannot be reached.
+    #[error("cannot connect to catalog '{location}': {detail}")]
+    Unreachable {
+        /// The database, without its password.
+        location: String,
+        /// Why.
+        detail: String,
+    },
+    /// The catalog's database schema was made by a newer Tributary.
+    #[error(
+        "catalog '{location}' has schema version {found}, but this build knows versions up to {supported}"
+    )]
+    NewerSchema {
+        /// The database, without its password.
+        location: String,
+        /// The version found.
+        found: i32,
+        /// The newest version this build knows.
+        supported: i32,
+    },
     /// The storage engine failed.
     #[error("catalog storage error: {0}")]
     Storage(String),

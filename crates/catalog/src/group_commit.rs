@@ -34,16 +34,17 @@ const MAX_GROUP: usize = 256;
 pub(crate) trait GroupStorage {
     /// A batch checked and ready to write.
     type Checked;
-    /// Check one batch against the committed state.
+    /// Check one batch against the committed state (called while held).
     fn check(&self, changes: &[Change]) -> Result<Self::Checked>;
     /// Write checked batches (with disjoint footprints) atomically, not yet durably.
     fn write(&self, group: Vec<Self::Checked>) -> Result<()>;
     /// Make everything written so far durable.
     fn flush(&self) -> Result<()>;
-    /// Called before a group is written (the store takes its commit lock, so a snapshot
-    /// never sees half a group).
+    /// Called before a group is checked and written (the sled store takes its commit
+    /// lock, so a snapshot never sees half a group; PostgreSQL opens a transaction and
+    /// locks the catalog's version row, so processes commit one after another).
     fn hold(&self) -> Result<()>;
-    /// Called once the group is flushed, or failed.
+    /// Called once the group is flushed, or failed, or had nothing to write.
     fn release(&self);
 }
 
@@ -171,8 +172,13 @@ fn commit_loop<S: GroupStorage>(storage: &S, queue: &mpsc::Receiver<Job>) {
     }
 }
 
-/// Check, write and flush a group; the outcome of each of its batches, in order.
+/// Hold the storage, check each batch, write and flush the accepted ones, release; the
+/// outcome of each batch, in order. Checks run under the hold, so a store shared by
+/// several processes (PostgreSQL) checks against the state its write will change.
 fn commit_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Vec<Result<()>> {
+    if let Err(e) = storage.hold() {
+        return fail_all(batches.len(), e);
+    }
     let mut outcomes: Vec<Option<Result<()>>> = Vec::with_capacity(batches.len());
     let mut accepted = Vec::with_capacity(batches.len());
     let mut checked = Vec::with_capacity(batches.len());
@@ -187,11 +193,7 @@ fn commit_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Vec<Re
         }
     }
     if !checked.is_empty() {
-        let durable = storage.hold().and_then(|()| {
-            let durable = storage.write(checked).and_then(|()| storage.flush());
-            storage.release();
-            durable
-        });
+        let durable = storage.write(checked).and_then(|()| storage.flush());
         let mut results = match durable {
             Ok(()) => accepted.iter().map(|_| Ok(())).collect(),
             Err(e) => fail_all(accepted.len(), e),
@@ -200,6 +202,7 @@ fn commit_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Vec<Re
             outcomes[i] = results.pop();
         }
     }
+    storage.release();
     outcomes
         .into_iter()
         .map(|o| o.unwrap_or_else(|| Err(panicked())))
@@ -337,6 +340,7 @@ mod tests {
     impl GroupStorage for Counting {
         type Checked = usize;
         fn check(&self, changes: &[Change]) -> Result<usize> {
+            assert!(self.held.load(Ordering::SeqCst), "checked while not held");
             match &changes[0] {
                 Change::PutTable(t) if t.name.ends_with(['1', '3', '5', '7', '9']) => {
                     Err(CatalogError::AlreadyExists {

@@ -542,6 +542,17 @@ impl CatalogStore for OverlayStore {
         Ok(())
     }
 
+    fn refresh(&self) -> Result<()> {
+        self.base.as_ref().map_or(Ok(()), |b| b.refresh())
+    }
+
+    fn location(&self) -> String {
+        match &self.base {
+            Some(b) => format!("{} (changes kept in memory)", b.location()),
+            None => "an in-memory catalog".into(),
+        }
+    }
+
     fn generation(&self) -> u64 {
         // Changes below the overlay count too.
         let below = self.base.as_ref().map_or(0, |b| b.generation());

@@ -3,11 +3,11 @@
 //! `sled_write`.
 
 use crate::error::{CatalogError, Result};
+use crate::records::{Versioned, decode_record};
 use crate::sled_write::created_key;
-use crate::store::{Change, ObjectKind, name_key};
+use crate::store::{ObjectKind, name_key};
 use serde::de::DeserializeOwned;
 use sled::Tree;
-use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -124,33 +124,7 @@ impl SledCore {
         key: &[u8],
         bytes: &[u8],
     ) -> Result<T> {
-        let newer = |found| CatalogError::NewerFormat {
-            path: self.path.clone(),
-            found,
-            supported: CURRENT_FORMAT_VERSION,
-        };
-        match serde_json::from_slice::<T>(bytes) {
-            Ok(record) if record.format_version() > CURRENT_FORMAT_VERSION => {
-                Err(newer(record.format_version()))
-            }
-            Ok(record) => Ok(record),
-            Err(e) => {
-                // A newer record may not fit this build's shape: say so rather than "corrupt".
-                #[derive(serde::Deserialize)]
-                struct Version {
-                    format_version: u32,
-                }
-                match serde_json::from_slice::<Version>(bytes) {
-                    Ok(v) if v.format_version > CURRENT_FORMAT_VERSION => {
-                        Err(newer(v.format_version))
-                    }
-                    _ => Err(self.corrupt(format!(
-                        "{what} '{}' cannot be read: {e}",
-                        String::from_utf8_lossy(key)
-                    ))),
-                }
-            }
-        }
+        decode_record(&self.path, what, &String::from_utf8_lossy(key), bytes)
     }
 
     fn get<T: DeserializeOwned + Versioned>(
@@ -188,131 +162,6 @@ impl SledCore {
                 self.decode(what, &k, &v)
             })
             .collect()
-    }
-
-    /// Check a batch against the current state; returns the dependency edges to add and
-    /// remove.
-    pub(crate) fn plan(&self, changes: &[Change]) -> Result<DependencyEdits> {
-        let mut deleted_tables: BTreeSet<String> = BTreeSet::new();
-        let mut deleted_profiles: BTreeSet<String> = BTreeSet::new();
-        let mut put_profiles: HashMap<String, &ConnectionProfile> = HashMap::new();
-        let mut put_tables: HashMap<String, &ConnectionTable> = HashMap::new();
-        let (mut add, mut remove) = (Vec::new(), Vec::new());
-        let mut batch_names: HashMap<(bool, String), String> = HashMap::new();
-        for change in changes {
-            let named = match change {
-                Change::PutProfile(p) => Some((true, &p.name, p.id.as_str(), ObjectKind::Profile)),
-                Change::PutTable(t) => Some((false, &t.name, t.id.as_str(), ObjectKind::Table)),
-                _ => None,
-            };
-            if let Some((is_profile, name, id, kind)) = named
-                && let Some(other) =
-                    batch_names.insert((is_profile, name_key(name)), id.to_string())
-                && other != id
-            {
-                return Err(CatalogError::AlreadyExists {
-                    kind,
-                    name: name.clone(),
-                });
-            }
-            match change {
-                Change::PutProfile(p) => {
-                    if let Some(existing) = self.id_by_name(&self.profile_names, &p.name)?
-                        && existing != p.id.as_str()
-                        && !deleted_profiles.contains(&existing)
-                    {
-                        return Err(CatalogError::AlreadyExists {
-                            kind: ObjectKind::Profile,
-                            name: p.name.clone(),
-                        });
-                    }
-                    put_profiles.insert(p.id.to_string(), p);
-                }
-                Change::PutTable(t) => {
-                    if let Some(existing) = self.id_by_name(&self.table_names, &t.name)?
-                        && existing != t.id.as_str()
-                        && !deleted_tables.contains(&existing)
-                    {
-                        return Err(CatalogError::AlreadyExists {
-                            kind: ObjectKind::Table,
-                            name: t.name.clone(),
-                        });
-                    }
-                    if let Some(old) = self.table(&t.id)?
-                        && let Some(p) = &old.profile
-                    {
-                        remove.push(dep_key(p, &t.id));
-                    }
-                    if let Some(p) = &t.profile {
-                        let known = put_profiles.contains_key(p.as_str())
-                            || (self.exists(&self.profiles, p.as_str())?
-                                && !deleted_profiles.contains(p.as_str()));
-                        if !known {
-                            return Err(CatalogError::NotFound {
-                                kind: ObjectKind::Profile,
-                                name: p.to_string(),
-                            });
-                        }
-                        add.push(dep_key(p, &t.id));
-                    }
-                    put_tables.insert(t.id.to_string(), t);
-                }
-                Change::DeleteTable(id) => {
-                    let Some(old) = self.table(id)? else {
-                        return Err(CatalogError::NotFound {
-                            kind: ObjectKind::Table,
-                            name: id.to_string(),
-                        });
-                    };
-                    if let Some(p) = &old.profile {
-                        remove.push(dep_key(p, id));
-                    }
-                    deleted_tables.insert(id.to_string());
-                }
-                Change::PutDefinition { .. } | Change::DeleteDefinition(..) => {}
-                Change::DeleteProfile(id) => {
-                    if !self.exists(&self.profiles, id.as_str())? {
-                        return Err(CatalogError::NotFound {
-                            kind: ObjectKind::Profile,
-                            name: id.to_string(),
-                        });
-                    }
-                    deleted_profiles.insert(id.to_string());
-                }
-            }
-        }
-        for pid in &deleted_profiles {
-            let profile_id = ProfileId::parse(pid)
-                .ok_or_else(|| self.corrupt(format!("bad profile id '{pid}'")))?;
-            let mut users: Vec<String> = Vec::new();
-            for tid in self.dependents(&profile_id)? {
-                let gone = deleted_tables.contains(tid.as_str())
-                    || put_tables
-                        .get(tid.as_str())
-                        .is_some_and(|t| t.profile.as_ref() != Some(&profile_id));
-                if !gone && let Some(t) = self.table(&tid)? {
-                    users.push(t.name);
-                }
-            }
-            users.extend(
-                put_tables
-                    .values()
-                    .filter(|t| t.profile.as_ref() == Some(&profile_id))
-                    .map(|t| t.name.clone()),
-            );
-            if !users.is_empty() {
-                let name = self
-                    .profile(&profile_id)?
-                    .map(|p| p.name)
-                    .unwrap_or_else(|| pid.clone());
-                users.sort();
-                return Err(CatalogError::ProfileInUse {
-                    profile: name,
-                    tables: users,
-                });
-            }
-        }
-        Ok((add, remove))
     }
 }
 
@@ -471,6 +320,32 @@ impl SledCore {
     }
 }
 
+impl crate::record_rules::RecordState for SledCore {
+    fn profile_id_named(&self, name: &str) -> Result<Option<String>> {
+        self.id_by_name(&self.profile_names, name)
+    }
+
+    fn table_id_named(&self, name: &str) -> Result<Option<String>> {
+        self.id_by_name(&self.table_names, name)
+    }
+
+    fn profile_exists(&self, id: &str) -> Result<bool> {
+        self.exists(&self.profiles, id)
+    }
+
+    fn profile_record(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
+        self.profile(id)
+    }
+
+    fn table_record(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
+        self.table(id)
+    }
+
+    fn tables_using(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
+        self.dependents(profile)
+    }
+}
+
 impl crate::definition_rules::DefinitionState for SledCore {
     fn table_name(&self, id: &TableId) -> Result<Option<String>> {
         Ok(self.table(id)?.map(|t| t.name))
@@ -507,29 +382,6 @@ pub(crate) fn reader_index_key(dependency_key: &str, reader_key: &str) -> Vec<u8
     k
 }
 
-/// Records that carry a format version.
-trait Versioned {
-    fn format_version(&self) -> u32;
-}
-
-impl Versioned for ConnectionProfile {
-    fn format_version(&self) -> u32 {
-        self.format_version
-    }
-}
-
-impl Versioned for Definition {
-    fn format_version(&self) -> u32 {
-        self.format_version
-    }
-}
-
-impl Versioned for ConnectionTable {
-    fn format_version(&self) -> u32 {
-        self.format_version
-    }
-}
-
 /// Name-index values are `id NUL display-name`.
 pub(crate) fn index_value(id: &str, name: &str) -> Vec<u8> {
     let mut v = id.as_bytes().to_vec();
@@ -546,10 +398,7 @@ fn split_index_value(v: &[u8]) -> (String, String) {
     }
 }
 
-/// Dependency keys to add and to remove.
-pub(crate) type DependencyEdits = (Vec<Vec<u8>>, Vec<Vec<u8>>);
-
-fn dep_key(profile: &ProfileId, table: &TableId) -> Vec<u8> {
+pub(crate) fn dep_key(profile: &ProfileId, table: &TableId) -> Vec<u8> {
     let mut k = profile.as_str().as_bytes().to_vec();
     k.push(0);
     k.extend_from_slice(table.as_str().as_bytes());
@@ -568,9 +417,4 @@ pub(crate) fn storage_error(path: &Path, e: sled::Error) -> CatalogError {
         },
         other => CatalogError::Storage(other.to_string()),
     }
-}
-
-pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec(value)
-        .map_err(|e| CatalogError::Storage(format!("cannot encode a record: {e}")))
 }

@@ -195,6 +195,10 @@ impl CatalogStore for SledStore {
         self.core.generation()
     }
 
+    fn location(&self) -> String {
+        self.core.path.display().to_string()
+    }
+
     fn apply(&self, changes: Vec<Change>) -> Result<()> {
         self.committer.submit(changes).wait()
     }

@@ -4,7 +4,8 @@
 
 use crate::error::{CatalogError, Result};
 use crate::group_commit::GroupStorage;
-use crate::sled_core::{SledCore, encode, index_value, reader_index_key, storage_error};
+use crate::records::encode;
+use crate::sled_core::{SledCore, dep_key, index_value, reader_index_key, storage_error};
 use crate::store::{Change, name_key};
 use fs2::FileExt;
 use sled::Transactional;
@@ -53,9 +54,9 @@ impl SledCore {
     /// the same name in another case keeps its index entry).
     fn prepare(&self, changes: &[Change]) -> Result<Vec<KeyWrite>> {
         use KeyWrite::{Insert, Remove};
-        let (add, remove) = self.plan(changes)?;
+        let deps = crate::record_rules::check(self, changes)?;
         let readers = crate::definition_rules::check(self, changes)?;
-        let mut writes = Vec::with_capacity(changes.len() * 4 + add.len() + remove.len());
+        let mut writes = Vec::with_capacity(changes.len() * 4 + deps.add.len() + deps.remove.len());
         for change in changes {
             match change {
                 Change::PutProfile(p) => {
@@ -83,7 +84,11 @@ impl SledCore {
                 Change::PutDefinition { .. } | Change::DeleteDefinition(..) => {}
             }
         }
-        writes.extend(remove.into_iter().map(|k| Remove(Slot::Deps, k)));
+        writes.extend(
+            deps.remove
+                .iter()
+                .map(|(p, t)| Remove(Slot::Deps, dep_key(p, t))),
+        );
         writes.extend(
             readers
                 .remove
@@ -133,7 +138,11 @@ impl SledCore {
                 )),
             }
         }
-        writes.extend(add.into_iter().map(|k| Insert(Slot::Deps, k, Vec::new())));
+        writes.extend(
+            deps.add
+                .iter()
+                .map(|(p, t)| Insert(Slot::Deps, dep_key(p, t), Vec::new())),
+        );
         writes.extend(readers.add.iter().map(|(read, reader)| {
             Insert(Slot::Readers, reader_index_key(read, reader), Vec::new())
         }));

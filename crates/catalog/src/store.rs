@@ -115,6 +115,18 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
     /// A number that changes whenever a batch is applied, so callers can cache what
     /// they read (the REST server caches rendered pages).
     fn generation(&self) -> u64;
+    /// Catch up with changes other processes have made, so that [`generation`]
+    /// (Self::generation) reflects every change acknowledged before this call. A store
+    /// no other process writes has nothing to do; a session calls it before each
+    /// statement.
+    fn refresh(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Where the catalog lives, as logs and messages show it (a directory, or a
+    /// database URL without its password).
+    fn location(&self) -> String {
+        "an in-memory catalog".into()
+    }
     /// Apply a statement's changes atomically; when this returns `Ok` they are durable.
     fn apply(&self, changes: Vec<Change>) -> Result<()>;
     /// [`apply`](Self::apply) without blocking: the changes are handed over now, and the

@@ -8,8 +8,15 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "tributary", version, about)]
 pub struct Cli {
-    /// The catalog directory [default: a sled database in the user's data directory].
-    #[arg(long, global = true, env = "TRIBUTARY_CATALOG", value_name = "PATH")]
+    /// The catalog: a directory (an embedded sled database; default: in the user's data
+    /// directory) or a PostgreSQL database, postgres://user[:password]@host[:port]/db.
+    #[arg(
+        long,
+        global = true,
+        env = "TRIBUTARY_CATALOG",
+        value_name = "PATH|URL",
+        hide_env_values = true
+    )]
     pub catalog: Option<PathBuf>,
 
     /// How result sets are printed.
@@ -132,6 +139,17 @@ pub enum CatalogCommand {
     /// functions), for keeping it in git and restoring it with `tributary run`. Secrets
     /// are never printed: each becomes a {{ VAR }} reference the script's header names.
     Dump,
+    /// Copy a whole catalog into an empty one, between a catalog directory (sled) and a
+    /// PostgreSQL database (postgres://user@host/db) either way. Records are kept as
+    /// stored: ids, times, and secrets as written.
+    Copy {
+        /// The catalog to copy: a directory or a postgres:// URL (read, never changed).
+        #[arg(value_name = "FROM")]
+        from: PathBuf,
+        /// The empty catalog to copy into: a directory or a postgres:// URL.
+        #[arg(value_name = "TO")]
+        to: PathBuf,
+    },
 }
 
 /// `tributary serve`.

@@ -4,6 +4,7 @@
 
 use crate::args::{Cli, LogFormatArg, ServeArgs};
 use crate::output::err_line;
+use crate::store::Location;
 use std::sync::Arc;
 use tributary_catalog::ServerNotice;
 use tributary_server::{Auth, LogFormat, ServerConfig, init_logging, router};
@@ -29,7 +30,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> u8 {
             return 2;
         }
     };
-    let path = match crate::store::catalog_path(cli) {
+    let location = match crate::store::catalog_location(cli) {
         Ok(p) => p,
         Err(e) => {
             err_line(&format!("error: {e}"));
@@ -52,12 +53,17 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> u8 {
     };
     let addr = listener.local_addr().unwrap_or(args.bind);
     let url = format!("http://{addr}");
-    let _notice = match ServerNotice::announce(&path, &url) {
-        Ok(n) => Some(n),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot record the server's address in the catalog directory");
-            None
-        }
+    // A catalog directory records the server's address, so that a shell started on it
+    // can point at the server; a shared PostgreSQL catalog needs no such note.
+    let _notice = match &location {
+        Location::Dir(path) => match ServerNotice::announce(path, &url) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot record the server's address in the catalog directory");
+                None
+            }
+        },
+        Location::Postgres(_) => None,
     };
     let mut session = Session::new(Arc::clone(&store));
     if cli.allow_file_writes {
@@ -68,7 +74,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> u8 {
             "authentication is off (--no-auth): any process on this machine can read and change the catalog"
         );
     }
-    tracing::info!(url = %url, catalog = %path.display(), "Tributary is serving its REST API");
+    tracing::info!(url = %url, catalog = %store.location(), "Tributary is serving its REST API");
     let app = router(Arc::new(session), ServerConfig::new(auth));
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(stop_signal())

@@ -1,18 +1,60 @@
-//! Opening the catalog the command line names.
+//! Opening the catalog the command line names: a sled directory, or a PostgreSQL
+//! database given as a `postgres://` URL.
 
 use crate::args::Cli;
 use crate::output::err_line;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tributary_catalog::{CatalogStore, LockWait, OverlayStore, SledStore};
+use tributary_catalog::{
+    CatalogStore, LockWait, OverlayStore, PostgresStore, SledStore, is_postgres_url,
+};
 
-/// The catalog directory: `--catalog`, `TRIBUTARY_CATALOG`, or the data directory.
-pub fn catalog_path(cli: &Cli) -> Result<PathBuf, String> {
+/// Where a catalog lives.
+#[derive(Debug, Clone)]
+pub enum Location {
+    /// An embedded catalog in this directory.
+    Dir(PathBuf),
+    /// A PostgreSQL database (the URL may hold a password: never print it).
+    Postgres(String),
+}
+
+impl Location {
+    /// What `--catalog` or `TRIBUTARY_CATALOG` (or an argument) names.
+    pub fn parse(given: &Path) -> Result<Self, String> {
+        match given.to_str() {
+            Some(text) if is_postgres_url(text) => Ok(Self::Postgres(text.to_string())),
+            _ => Ok(Self::Dir(given.to_path_buf())),
+        }
+    }
+
+    /// The location as messages show it (never a password).
+    pub fn shown(&self) -> String {
+        match self {
+            Self::Dir(path) => path.display().to_string(),
+            Self::Postgres(url) => tributary_catalog::postgres_url_shown(url),
+        }
+    }
+
+    /// Open the catalog for writing, waiting for another process as `wait` says (a
+    /// directory only: a PostgreSQL catalog is shared).
+    pub fn open(
+        &self,
+        wait: LockWait<'_>,
+    ) -> Result<Arc<dyn CatalogStore>, tributary_catalog::CatalogError> {
+        Ok(match self {
+            Self::Dir(path) => Arc::new(SledStore::open_waiting(path, wait)?),
+            Self::Postgres(url) => Arc::new(PostgresStore::open(url)?),
+        })
+    }
+}
+
+/// The catalog: `--catalog`, `TRIBUTARY_CATALOG`, or the data directory.
+pub fn catalog_location(cli: &Cli) -> Result<Location, String> {
     if let Some(p) = &cli.catalog {
-        return Ok(p.clone());
+        return Location::parse(p);
     }
     dirs::data_dir()
-        .map(|d| d.join("tributary").join("catalog"))
+        .map(|d| Location::Dir(d.join("tributary").join("catalog")))
         .ok_or_else(|| {
             "cannot find a data directory for the default catalog; pass --catalog PATH".to_string()
         })
@@ -33,22 +75,40 @@ fn wait(cli: &Cli) -> LockWait<'static> {
 
 /// Open the catalog for writing, waiting up to `--lock-timeout` for another process.
 pub fn open(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
-    let path = catalog_path(cli)?;
-    SledStore::open_waiting(&path, wait(cli))
-        .map(|s| Arc::new(s) as Arc<dyn CatalogStore>)
-        .map_err(|e| describe(e, cli))
+    open_at(&catalog_location(cli)?, cli)
 }
 
 /// The catalog as it is now, under an in-memory overlay (nothing is written, and the
-/// catalog is not locked: a copy is read, so a REPL may hold it meanwhile). A catalog
-/// that does not exist yet reads as empty and is not created.
+/// catalog is not locked: a copy is read, so a REPL may hold it meanwhile; a
+/// PostgreSQL catalog is read in place). A catalog directory that does not exist yet
+/// reads as empty and is not created.
 pub fn open_overlay(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
-    let path = catalog_path(cli)?;
-    if !path.join("db").exists() {
-        return Ok(Arc::new(OverlayStore::in_memory()));
+    let base = read_only(&catalog_location(cli)?, cli)?;
+    Ok(Arc::new(match base {
+        Some(base) => OverlayStore::over(base),
+        None => OverlayStore::in_memory(),
+    }))
+}
+
+/// The catalog at `location` for reading, as [`open_overlay`] reads it (writes to it
+/// are lost); `None` for a catalog directory that does not exist.
+pub fn read_only(location: &Location, cli: &Cli) -> Result<Option<Arc<dyn CatalogStore>>, String> {
+    match location {
+        Location::Postgres(url) => {
+            let store = PostgresStore::open(url).map_err(|e| describe(e, cli))?;
+            Ok(Some(Arc::new(store)))
+        }
+        Location::Dir(path) if !path.join("db").exists() => Ok(None),
+        Location::Dir(path) => {
+            let store = SledStore::open_snapshot(path, wait(cli)).map_err(|e| describe(e, cli))?;
+            Ok(Some(Arc::new(store)))
+        }
     }
-    let base = SledStore::open_snapshot(&path, wait(cli)).map_err(|e| describe(e, cli))?;
-    Ok(Arc::new(OverlayStore::over(Arc::new(base))))
+}
+
+/// Open the catalog at `location` for writing, as [`open`] does.
+pub fn open_at(location: &Location, cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
+    location.open(wait(cli)).map_err(|e| describe(e, cli))
 }
 
 fn describe(e: tributary_catalog::CatalogError, cli: &Cli) -> String {

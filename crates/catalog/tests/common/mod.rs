@@ -4,8 +4,9 @@
 
 use serde_json::json;
 use std::sync::Arc;
+pub use tributary_catalog::testing::PgSchema;
 use tributary_catalog::{
-    CatalogStore, LockWait, OverlayStore, SledStore, new_profile_id, new_table_id,
+    CatalogStore, LockWait, OverlayStore, PostgresStore, SledStore, new_profile_id, new_table_id,
 };
 use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ConnectionType, ProfileId,
@@ -46,18 +47,29 @@ pub fn reopen(path: &std::path::Path) -> SledStore {
     SledStore::open_waiting(path, wait).unwrap()
 }
 
-pub fn stores() -> Vec<(Box<dyn CatalogStore>, Option<tempfile::TempDir>)> {
+/// What keeps a test's catalog alive: its directory, or its database schema.
+pub enum Home {
+    Dir(tempfile::TempDir),
+    Pg(PgSchema),
+    Memory,
+}
+
+/// Every store the catalog contract holds for: sled, PostgreSQL, and overlays.
+pub fn stores() -> Vec<(Box<dyn CatalogStore>, Home)> {
     let dir = tempfile::tempdir().unwrap();
     let sled = SledStore::open(dir.path()).unwrap();
     let base_dir = tempfile::tempdir().unwrap();
     let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(base_dir.path()).unwrap());
+    let schema = PgSchema::new();
+    let pg = PostgresStore::open(&schema.url).unwrap();
     vec![
-        (Box::new(sled), Some(dir)),
-        (Box::new(OverlayStore::in_memory()), None),
+        (Box::new(sled), Home::Dir(dir)),
+        (Box::new(pg), Home::Pg(schema)),
+        (Box::new(OverlayStore::in_memory()), Home::Memory),
         // An overlay over a store, over another overlay: every rule holds through layers.
         (
             Box::new(OverlayStore::over(Arc::new(OverlayStore::over(base)))),
-            Some(base_dir),
+            Home::Dir(base_dir),
         ),
     ]
 }

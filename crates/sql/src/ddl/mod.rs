@@ -52,7 +52,9 @@ pub(crate) fn catalog_diagnostic(e: CatalogError, span: Span) -> Diagnostic {
         CatalogError::Cycle { .. } => d.with_help("A view cannot read itself, even through other views; read the tables instead."),
         CatalogError::AlreadyExists { kind: ObjectKind::View, .. } => d.with_help("Tables and views share one namespace: choose another name, or drop the view first."),
         CatalogError::InUse { .. } => d.with_help("Close the other Tributary process, or point --catalog at another location."),
-        CatalogError::NewerFormat { .. } => d.with_help("Use a newer Tributary to open this catalog."),
+        CatalogError::NewerFormat { .. } | CatalogError::NewerSchema { .. } => d.with_help("Use a newer Tributary to open this catalog."),
+        CatalogError::Unreachable { .. } => d.with_help("Check that the database is running and that the URL's host, port, user and database are right."),
+        CatalogError::BadLocation { .. } => d.with_help("Write the catalog as a directory, or as postgres://user[:password]@host[:port]/database."),
         CatalogError::Corrupt { .. } => d.with_help("Restore the catalog from a backup, or start a new one with --catalog."),
         _ => d,
     }

@@ -220,6 +220,7 @@ impl Session {
             StatementError { span, diagnostics }
         };
         if let Statement::Query = stmt.statement {
+            self.catch_up(span).map_err(fail)?;
             self.sync_functions(span).map_err(fail)?;
             let state = self.ctx.state();
             let planned = self.plan_query(&stmt, &state).await.map_err(fail)?;
@@ -336,6 +337,9 @@ impl Session {
         delivery: Delivery<'_>,
     ) -> Outcome {
         let span = stmt.span;
+        if let Err(d) = self.catch_up(span) {
+            return boundary::sealed(Err(d), span, &stmt.text);
+        }
         let handled: Handled = match &stmt.statement {
             Statement::CreateProfile {
                 name,
@@ -404,6 +408,15 @@ impl Session {
             Statement::Query => self.run_query(stmt, mode, delivery).await,
         };
         boundary::sealed(handled, span, &stmt.text)
+    }
+
+    /// Before a statement: learn of changes other processes sharing the catalog have
+    /// acknowledged, so that nothing cached from before them is used.
+    fn catch_up(&self, span: Span) -> Result<(), Vec<Diagnostic>> {
+        self.shared
+            .store
+            .refresh()
+            .map_err(|e| vec![catalog_diagnostic(e, span)])
     }
 
     /// Store a statement's changes, awaiting their flush: no thread waits meanwhile, so a

@@ -1,0 +1,353 @@
+//! Writes to a PostgreSQL catalog: the committer's [`GroupStorage`]. A group is one
+//! transaction that first locks the catalog's version row, so groups from every process
+//! commit one after another and each batch is checked against the state it changes (the
+//! rules are the shared `record_rules` and `definition_rules`, answered by queries in
+//! that transaction). The commit bumps the version and notifies the other processes.
+
+use crate::definition_rules::{DefinitionState, ReaderEdits};
+use crate::error::{CatalogError, Result};
+use crate::group_commit::GroupStorage;
+use crate::pg_conn::{PgConn, PgTarget};
+use crate::pg_store::{PgShared, decode_row};
+use crate::record_rules::RecordState;
+use crate::records::encode;
+use crate::store::{Change, name_key};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tributary_types::{
+    ConnectionProfile, ConnectionTable, Definition, Dependency, ProfileId, TableId,
+};
+
+/// The committer's connection and the transaction it has open.
+#[derive(Default)]
+struct WriterState {
+    conn: Option<PgConn>,
+    in_transaction: bool,
+    /// The version the open transaction commits.
+    committing: Option<i64>,
+}
+
+/// The writing side of a PostgreSQL catalog, owned by its committer thread.
+pub(crate) struct PgWriter {
+    shared: Arc<PgShared>,
+    state: Mutex<WriterState>,
+}
+
+impl std::fmt::Debug for PgWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PgWriter({:?})", self.shared.target)
+    }
+}
+
+/// A batch checked and ready to write.
+pub(crate) struct CheckedBatch {
+    changes: Vec<Change>,
+    /// The JSON text of each change's record (`None` for deletions), encoded while
+    /// checking so that a record that cannot be encoded refuses its batch.
+    records: Vec<Option<String>>,
+    readers: ReaderEdits,
+}
+
+impl PgWriter {
+    pub(crate) fn new(shared: Arc<PgShared>, conn: PgConn) -> Self {
+        Self {
+            shared,
+            state: Mutex::new(WriterState {
+                conn: Some(conn),
+                ..WriterState::default()
+            }),
+        }
+    }
+
+    fn target(&self) -> &PgTarget {
+        &self.shared.target
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, WriterState>> {
+        self.state
+            .lock()
+            .map_err(|_| CatalogError::Storage("internal error: the catalog writer failed".into()))
+    }
+
+    /// Run `f` on the writer's connection (connecting again if it broke between groups).
+    fn with_conn<T>(&self, f: impl FnOnce(&mut PgConn) -> Result<T, postgres::Error>) -> Result<T> {
+        let mut state = self.lock()?;
+        if state.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
+            if state.in_transaction {
+                return Err(CatalogError::Storage(format!(
+                    "catalog '{}': the connection broke during a write; nothing was stored",
+                    self.target().shown
+                )));
+            }
+            state.conn = None;
+        }
+        if state.conn.is_none() {
+            state.conn = Some(PgConn::new(self.target().connect()?));
+        }
+        let Some(conn) = state.conn.as_mut() else {
+            return Err(CatalogError::Storage(
+                "internal error: no connection".into(),
+            ));
+        };
+        f(conn).map_err(|e| self.target().error(e))
+    }
+
+    fn record_at<T>(&self, sql: &'static str, what: &str, key: &str) -> Result<Option<T>>
+    where
+        T: serde::de::DeserializeOwned + crate::records::Versioned,
+    {
+        let key_owned = key.to_string();
+        let row = self.with_conn(|c| c.query_opt(sql, &[&key_owned]))?;
+        row.map(|r| decode_row(self.target(), what, key, &r))
+            .transpose()
+    }
+
+    fn text_at(&self, sql: &'static str, key: &str) -> Result<Option<String>> {
+        let key = key.to_string();
+        self.with_conn(|c| Ok(c.query_opt(sql, &[&key])?.map(|r| r.get(0))))
+    }
+
+    fn write_batch(conn: &mut PgConn, batch: &CheckedBatch) -> Result<(), postgres::Error> {
+        for (change, record) in batch.changes.iter().zip(&batch.records) {
+            let record = record.as_deref().unwrap_or_default();
+            match change {
+                Change::PutProfile(p) => {
+                    conn.execute(
+                        "INSERT INTO tributary_profiles (id, name_key, record) VALUES ($1, $2, $3)
+                         ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, record = EXCLUDED.record",
+                        &[&p.id.as_str(), &name_key(&p.name), &record],
+                    )?;
+                }
+                Change::DeleteProfile(id) => {
+                    conn.execute(
+                        "DELETE FROM tributary_profiles WHERE id = $1",
+                        &[&id.as_str()],
+                    )?;
+                }
+                Change::PutTable(t) => {
+                    let profile = t.profile.as_ref().map(|p| p.as_str());
+                    conn.execute(
+                        "INSERT INTO tributary_tables (id, name_key, name, profile_id, created_at, record)
+                         VALUES ($1, $2, $3, $4, $5, $6)
+                         ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
+                           profile_id = EXCLUDED.profile_id, created_at = EXCLUDED.created_at,
+                           record = EXCLUDED.record",
+                        &[&t.id.as_str(), &name_key(&t.name), &t.name, &profile, &t.created_at, &record],
+                    )?;
+                }
+                Change::DeleteTable(id) => {
+                    conn.execute(
+                        "DELETE FROM tributary_tables WHERE id = $1",
+                        &[&id.as_str()],
+                    )?;
+                }
+                Change::PutDefinition { definition, .. } => {
+                    conn.execute(
+                        "INSERT INTO tributary_definitions (key, record) VALUES ($1, $2)
+                         ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record",
+                        &[&definition.key(), &record],
+                    )?;
+                }
+                Change::DeleteDefinition(kind, name) => {
+                    let key = Dependency {
+                        namespace: kind.namespace(),
+                        name: name.clone(),
+                    }
+                    .key();
+                    conn.execute("DELETE FROM tributary_definitions WHERE key = $1", &[&key])?;
+                }
+            }
+        }
+        for (read, reader) in &batch.readers.remove {
+            conn.execute(
+                "DELETE FROM tributary_readers WHERE dependency = $1 AND reader = $2",
+                &[read, reader],
+            )?;
+        }
+        for (read, reader) in &batch.readers.add {
+            conn.execute(
+                "INSERT INTO tributary_readers (dependency, reader) VALUES ($1, $2)
+                 ON CONFLICT DO NOTHING",
+                &[read, reader],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The JSON text of a change's record, `None` for a deletion.
+fn record_text(change: &Change) -> Result<Option<String>> {
+    let bytes = match change {
+        Change::PutProfile(p) => encode(p)?,
+        Change::PutTable(t) => encode(t)?,
+        Change::PutDefinition { definition, .. } => encode(definition)?,
+        Change::DeleteProfile(_) | Change::DeleteTable(_) | Change::DeleteDefinition(..) => {
+            return Ok(None);
+        }
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| CatalogError::Storage("a record encoded to invalid UTF-8".into()))
+}
+
+impl GroupStorage for PgWriter {
+    type Checked = CheckedBatch;
+
+    fn hold(&self) -> Result<()> {
+        self.with_conn(|c| {
+            c.client
+                .batch_execute("BEGIN; SELECT version FROM tributary_state WHERE id = 1 FOR UPDATE")
+        })?;
+        self.lock()?.in_transaction = true;
+        Ok(())
+    }
+
+    fn check(&self, changes: &[Change]) -> Result<CheckedBatch> {
+        crate::record_rules::check(self, changes)?;
+        let readers = crate::definition_rules::check(self, changes)?;
+        Ok(CheckedBatch {
+            records: changes.iter().map(record_text).collect::<Result<_>>()?,
+            changes: changes.to_vec(),
+            readers,
+        })
+    }
+
+    fn write(&self, group: Vec<CheckedBatch>) -> Result<()> {
+        let channel = self.shared.channel.clone();
+        let version = self.with_conn(|c| {
+            for batch in &group {
+                Self::write_batch(c, batch)?;
+            }
+            let row = c.query_opt(
+                "UPDATE tributary_state SET version = version + 1 WHERE id = 1 RETURNING version",
+                &[],
+            )?;
+            let version: i64 = row.map(|r| r.get(0)).unwrap_or(0);
+            c.execute(
+                "SELECT pg_notify($1, $2)",
+                &[&channel, &version.to_string()],
+            )?;
+            Ok(version)
+        })?;
+        self.lock()?.committing = Some(version);
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        // COMMIT is where PostgreSQL makes the group durable, and where deferred
+        // constraints (unique names, a table's profile) are checked one last time.
+        self.with_conn(|c| c.client.batch_execute("COMMIT"))?;
+        let mut state = self.lock()?;
+        state.in_transaction = false;
+        if let Some(version) = state.committing.take() {
+            self.shared.saw_version(version);
+        }
+        Ok(())
+    }
+
+    fn release(&self) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        state.committing = None;
+        if state.in_transaction {
+            state.in_transaction = false;
+            // A group that failed or wrote nothing: undo it. A connection that cannot
+            // even roll back is dropped, which rolls back on the server.
+            let rolled_back = state
+                .conn
+                .as_mut()
+                .is_some_and(|c| c.client.batch_execute("ROLLBACK").is_ok());
+            if !rolled_back {
+                state.conn = None;
+            }
+        }
+    }
+}
+
+impl RecordState for PgWriter {
+    fn profile_id_named(&self, name: &str) -> Result<Option<String>> {
+        self.text_at(
+            "SELECT id FROM tributary_profiles WHERE name_key = $1",
+            &name_key(name),
+        )
+    }
+
+    fn table_id_named(&self, name: &str) -> Result<Option<String>> {
+        self.text_at(
+            "SELECT id FROM tributary_tables WHERE name_key = $1",
+            &name_key(name),
+        )
+    }
+
+    fn profile_exists(&self, id: &str) -> Result<bool> {
+        Ok(self
+            .text_at("SELECT id FROM tributary_profiles WHERE id = $1", id)?
+            .is_some())
+    }
+
+    fn profile_record(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
+        self.record_at(
+            "SELECT record FROM tributary_profiles WHERE id = $1",
+            "connection profile",
+            id.as_str(),
+        )
+    }
+
+    fn table_record(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
+        self.record_at(
+            "SELECT record FROM tributary_tables WHERE id = $1",
+            "table",
+            id.as_str(),
+        )
+    }
+
+    fn tables_using(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
+        let profile = profile.as_str().to_string();
+        let ids: Vec<String> = self.with_conn(|c| {
+            Ok(c.query(
+                "SELECT id FROM tributary_tables WHERE profile_id = $1",
+                &[&profile],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+        })?;
+        Ok(ids.iter().filter_map(|id| TableId::parse(id)).collect())
+    }
+}
+
+impl DefinitionState for PgWriter {
+    fn table_name(&self, id: &TableId) -> Result<Option<String>> {
+        self.text_at(
+            "SELECT name FROM tributary_tables WHERE id = $1",
+            id.as_str(),
+        )
+    }
+
+    fn table_named(&self, name: &str) -> Result<Option<TableId>> {
+        Ok(self
+            .table_id_named(name)?
+            .and_then(|id| TableId::parse(&id)))
+    }
+
+    fn definition_at(&self, key: &str) -> Result<Option<Definition>> {
+        self.record_at(
+            "SELECT record FROM tributary_definitions WHERE key = $1",
+            "definition",
+            key,
+        )
+    }
+
+    fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>> {
+        let key = dependency_key.to_string();
+        self.with_conn(|c| {
+            Ok(c.query(
+                "SELECT reader FROM tributary_readers WHERE dependency = $1 ORDER BY reader",
+                &[&key],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+        })
+    }
+}

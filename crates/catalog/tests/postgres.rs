@@ -1,0 +1,206 @@
+//! The PostgreSQL catalog where it differs from the embedded one: several stores (each
+//! with its own connections, as separate processes have) on one database, migrations,
+//! and errors that never show the password. The shared contract runs in `store.rs` and
+//! `definitions.rs` against every store.
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+mod common;
+
+use common::{PgSchema, profile, table};
+use std::time::{Duration, Instant};
+use tributary_catalog::{CatalogError, CatalogStore, Change, PostgresStore};
+
+fn open(schema: &PgSchema) -> PostgresStore {
+    PostgresStore::open(&schema.url).unwrap()
+}
+
+#[test]
+fn racing_creates_from_separate_stores_let_exactly_one_win() {
+    let schema = PgSchema::new();
+    let stores: Vec<PostgresStore> = (0..6).map(|_| open(&schema)).collect();
+    for round in 0..10 {
+        let name = format!("orders{round}");
+        let start = std::sync::Barrier::new(stores.len());
+        let outcomes: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = stores
+                .iter()
+                .enumerate()
+                .map(|(w, store)| {
+                    let name = if w % 2 == 0 {
+                        name.clone()
+                    } else {
+                        name.to_uppercase()
+                    };
+                    let start = &start;
+                    s.spawn(move || {
+                        let t = table(&name, None);
+                        start.wait();
+                        store.apply(vec![Change::PutTable(t)])
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let won = outcomes.iter().filter(|o| o.is_ok()).count();
+        assert_eq!(won, 1, "round {round}: {outcomes:?}");
+        for lost in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+            assert!(
+                matches!(lost, CatalogError::AlreadyExists { .. }),
+                "round {round}: {lost}"
+            );
+        }
+    }
+    assert_eq!(stores[0].table_names().unwrap().len(), 10);
+}
+
+#[test]
+fn dropping_a_profile_in_one_store_while_another_creates_on_it_never_dangles() {
+    let schema = PgSchema::new();
+    let stores: Vec<PostgresStore> = (0..4).map(|_| open(&schema)).collect();
+    for round in 0..10 {
+        let p = profile(&format!("p{round}"));
+        stores[0]
+            .apply(vec![Change::PutProfile(p.clone())])
+            .unwrap();
+        let start = std::sync::Barrier::new(stores.len());
+        let outcomes: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = stores
+                .iter()
+                .enumerate()
+                .map(|(w, store)| {
+                    let (id, start) = (p.id.clone(), &start);
+                    s.spawn(move || {
+                        let change = if w == 0 {
+                            Change::DeleteProfile(id)
+                        } else {
+                            Change::PutTable(table(&format!("r{round}_{w}"), Some(&id)))
+                        };
+                        start.wait();
+                        store.apply(vec![change])
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let users = stores[1].dependents(&p.id).unwrap();
+        match &outcomes[0] {
+            Ok(()) => {
+                assert!(stores[2].profile(&p.id).unwrap().is_none());
+                assert!(users.is_empty(), "round {round}: {users:?} dangle");
+                for refused in outcomes[1..].iter().filter_map(|o| o.as_ref().err()) {
+                    assert!(
+                        matches!(refused, CatalogError::NotFound { .. }),
+                        "{refused}"
+                    );
+                }
+                let made = outcomes[1..].iter().filter(|o| o.is_ok()).count();
+                assert_eq!(
+                    made, 0,
+                    "round {round}: a table was made on a dropped profile"
+                );
+            }
+            Err(CatalogError::ProfileInUse { .. }) => {
+                let made = outcomes[1..].iter().filter(|o| o.is_ok()).count();
+                assert!(made >= 1 && users.len() == made, "round {round}");
+            }
+            Err(other) => panic!("round {round}: {other}"),
+        }
+    }
+    for t in stores[3].tables().unwrap() {
+        if let Some(p) = &t.profile {
+            assert!(
+                stores[3].profile(p).unwrap().is_some(),
+                "{} dangles",
+                t.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_change_made_elsewhere_raises_the_generation_within_a_second() {
+    let schema = PgSchema::new();
+    let (writer, reader) = (open(&schema), open(&schema));
+    for round in 0..3 {
+        let before = reader.generation();
+        writer
+            .apply(vec![Change::PutTable(table(&format!("t{round}"), None))])
+            .unwrap();
+        // Notified: no statement needed.
+        let started = Instant::now();
+        while reader.generation() == before {
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "round {round}: no notification within a second"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            reader
+                .table_by_name(&format!("T{round}"))
+                .unwrap()
+                .is_some()
+        );
+    }
+    // And a refresh sees the change at once, notification or not.
+    let before = reader.generation();
+    writer
+        .apply(vec![Change::PutProfile(profile("prod"))])
+        .unwrap();
+    reader.refresh().unwrap();
+    assert!(reader.generation() > before);
+}
+
+#[test]
+fn the_catalog_persists_and_a_newer_schema_is_refused() {
+    let schema = PgSchema::new();
+    let p = profile("prod");
+    {
+        let store = open(&schema);
+        store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+    }
+    assert_eq!(open(&schema).profile_by_name("PROD").unwrap().unwrap(), p);
+    schema.execute("INSERT INTO tributary_schema_version (version) VALUES (99)");
+    let e = PostgresStore::open(&schema.url).unwrap_err();
+    assert!(
+        matches!(e, CatalogError::NewerSchema { found: 99, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("99"), "{e}");
+}
+
+#[test]
+fn newer_and_corrupt_records_are_clear_errors() {
+    let schema = PgSchema::new();
+    let store = open(&schema);
+    let mut newer = profile("future");
+    newer.format_version = 99;
+    store.apply(vec![Change::PutProfile(newer)]).unwrap();
+    let e = store.profile_by_name("future").unwrap_err();
+    assert!(
+        matches!(e, CatalogError::NewerFormat { found: 99, .. }),
+        "{e}"
+    );
+    schema.execute(
+        "INSERT INTO tributary_tables (id, name_key, name, created_at, record)
+         VALUES ('ct_broken', 'broken', 'broken', 1, '{not json')",
+    );
+    let e = store.table_by_name("broken").unwrap_err();
+    assert!(matches!(e, CatalogError::Corrupt { .. }), "{e}");
+    assert!(e.to_string().contains("'ct_broken'"), "{e}");
+}
+
+#[test]
+fn errors_never_show_the_password() {
+    // Nothing listens on port 1.
+    let e = PostgresStore::open("postgres://alice:s3cr3t-pw@127.0.0.1:1/db").unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, CatalogError::Unreachable { .. }), "{text}");
+    assert!(!text.contains("s3cr3t-pw"), "{text}");
+    assert!(text.contains("postgres://alice@127.0.0.1:1/db"), "{text}");
+    let e = PostgresStore::open("postgres://alice:s3cr3t-pw@127.0.0.1:notaport/db").unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, CatalogError::BadLocation { .. }), "{text}");
+    assert!(!text.contains("s3cr3t-pw"), "{text}");
+}
