@@ -1,5 +1,5 @@
 //! The route table: every endpoint, mounted under `/api/v1` (Arroyo's URLs) and `/v1`
-//! (the seed's), behind request logging and bearer authentication. The table is data, so
+//! (the seed's), behind request logging, bearer authentication and a catalog catch-up. The table is data, so
 //! a test can check it against the OpenAPI document both ways.
 
 use crate::auth::require_token;
@@ -114,6 +114,10 @@ pub fn router(session: Arc<Session>, config: ServerConfig) -> Router {
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            catch_up,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             require_token,
         ));
     // The console's files need no token: the page asks for one, for the API.
@@ -122,6 +126,28 @@ pub fn router(session: Arc<Session>, config: ServerConfig) -> Router {
         .merge(api)
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// Before each authenticated request: learn of the catalog changes other processes have
+/// acknowledged (a shared PostgreSQL catalog), so no cached page or plan predates them.
+async fn catch_up(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match state.session.store().refresh() {
+        Ok(()) => next.run(req).await,
+        Err(e) => Failure(
+            ApiError::new(
+                tributary_sql::api::ApiStatus::Unavailable,
+                "catalog_unavailable",
+                e.to_string(),
+            )
+            .with_hint("The catalog's database cannot be read; try again once it is back."),
+        )
+        .into_response(),
+    }
 }
 
 async fn not_found(uri: axum::http::Uri) -> Failure {

@@ -21,17 +21,7 @@ impl Server {
     pub fn start(catalog: &Path, log: PathBuf) -> Self {
         let notice = catalog.join("tributary.server");
         let _ = std::fs::remove_file(&notice);
-        let child = Command::new(env!("CARGO_BIN_EXE_tributary"))
-            .arg("--catalog")
-            .arg(catalog)
-            .args(["--token", TOKEN, "serve", "--bind", "127.0.0.1:0"])
-            .env_remove("TRIBUTARY_CATALOG")
-            .env_remove("TRIBUTARY_TOKENS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
+        let child = spawn(catalog.as_os_str(), "127.0.0.1:0", &log);
         let deadline = Instant::now() + Duration::from_secs(30);
         let url = loop {
             if let Ok(text) = std::fs::read_to_string(&notice)
@@ -50,6 +40,31 @@ impl Server {
         Self {
             child: Some(child),
             url,
+            log,
+        }
+    }
+
+    /// Start the server on a shared catalog (a `postgres://` URL, which records no
+    /// address) and wait until it answers.
+    pub fn start_shared(catalog: &str, log: PathBuf) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = spawn(catalog.as_ref(), &format!("127.0.0.1:{port}"), &log);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the server did not start: {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self {
+            child: Some(child),
+            url: format!("http://127.0.0.1:{port}"),
             log,
         }
     }
@@ -75,6 +90,20 @@ impl Server {
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+}
+
+fn spawn(catalog: &std::ffi::OsStr, bind: &str, log: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .arg("--catalog")
+        .arg(catalog)
+        .args(["--token", TOKEN, "serve", "--bind", bind])
+        .env_remove("TRIBUTARY_CATALOG")
+        .env_remove("TRIBUTARY_TOKENS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
 }
 
 impl Drop for Server {
