@@ -1,0 +1,262 @@
+//! Crash test, on both stores: a `tributary run` process streams DDL, printing each
+//! acknowledgement, and is killed with SIGKILL at random moments, 50 times per store.
+//! After every kill the catalog opens cleanly, holds exactly the state after the
+//! acknowledged statements (or after one more, when the kill fell between a commit and
+//! its acknowledgement), and no table outlives its profile.
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tributary_catalog::testing::PgSchema;
+use tributary_catalog::{CatalogStore, LockWait, PostgresStore, SledStore};
+
+const KILLS: usize = 50;
+/// Tables each run's script creates (more than a run ever gets through).
+const TABLES_PER_RUN: usize = 400;
+
+/// One statement and what it does to the catalog's names.
+enum Effect {
+    CreateProfile(String),
+    DropProfileCascade(String),
+    CreateTable { name: String, profile: String },
+    DropTable(String),
+}
+
+/// The names a catalog holds: profiles, and tables with their profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Names {
+    profiles: BTreeSet<String>,
+    tables: BTreeSet<(String, String)>,
+}
+
+impl Names {
+    fn of(store: &dyn CatalogStore) -> Self {
+        let profiles = store.profiles().unwrap();
+        let by_id: std::collections::HashMap<_, _> = profiles
+            .iter()
+            .map(|p| (p.id.clone(), p.name.clone()))
+            .collect();
+        let tables = store
+            .tables()
+            .unwrap()
+            .into_iter()
+            .map(|t| {
+                let profile = t.profile.as_ref().map(|id| {
+                    by_id
+                        .get(id)
+                        .unwrap_or_else(|| panic!("table {} dangles: profile {id} is gone", t.name))
+                        .clone()
+                });
+                (t.name, profile.unwrap_or_default())
+            })
+            .collect();
+        Self {
+            profiles: profiles.into_iter().map(|p| p.name).collect(),
+            tables,
+        }
+    }
+
+    fn apply(&mut self, effect: &Effect) {
+        match effect {
+            Effect::CreateProfile(p) => {
+                self.profiles.insert(p.clone());
+            }
+            Effect::DropProfileCascade(p) => {
+                if self.profiles.remove(p) {
+                    self.tables.retain(|(_, owner)| owner != p);
+                }
+            }
+            Effect::CreateTable { name, profile } => {
+                self.tables.insert((name.clone(), profile.clone()));
+            }
+            Effect::DropTable(name) => self.tables.retain(|(t, _)| t != name),
+        }
+    }
+}
+
+/// Run `run`'s script: a profile, its tables (every tenth statement drops an earlier
+/// one), and first the profile of two runs ago, dropped with its tables.
+fn script(run: usize) -> (String, Vec<Effect>) {
+    let mut effects = Vec::new();
+    let mut sql = String::new();
+    let profile = format!("p{run}");
+    if run >= 2 {
+        let old = format!("p{}", run - 2);
+        sql.push_str(&format!(
+            "DROP CONNECTION PROFILE IF EXISTS {old} CASCADE;\n"
+        ));
+        effects.push(Effect::DropProfileCascade(old));
+    }
+    sql.push_str(&format!(
+        "CREATE CONNECTION PROFILE {profile} WITH (connector = 'kafka', bootstrap_servers = 'localhost:9092', validate = false);\n"
+    ));
+    effects.push(Effect::CreateProfile(profile.clone()));
+    for i in 0..TABLES_PER_RUN {
+        if i % 10 == 9 {
+            let name = format!("r{run}_t{}", i - 5);
+            sql.push_str(&format!("DROP TABLE {name};\n"));
+            effects.push(Effect::DropTable(name));
+        } else {
+            let name = format!("r{run}_t{i}");
+            sql.push_str(&format!(
+                "CREATE TABLE {name} (id BIGINT, v TEXT) WITH (connector = 'kafka', connection_profile = '{profile}', topic = 't', type = 'source', format = 'json');\n"
+            ));
+            effects.push(Effect::CreateTable {
+                name,
+                profile: profile.clone(),
+            });
+        }
+    }
+    (sql, effects)
+}
+
+/// A small deterministic generator: the seed is printed, so a failure can be replayed.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// Start `run` on `catalog`, kill it at a random moment; the acknowledgements it printed.
+fn run_and_kill(catalog: &str, script_path: &std::path::Path, random: &mut Random) -> usize {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .args(["--catalog", catalog, "--lock-timeout", "30s", "run"])
+        .arg(script_path)
+        .env_remove("TRIBUTARY_CATALOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let acks = Arc::new(AtomicUsize::new(0));
+    let mut stdout = child.stdout.take().unwrap();
+    let counting = acks.clone();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+            counting.store(
+                all.iter().filter(|b| **b == b'\n').count(),
+                Ordering::SeqCst,
+            );
+        }
+        all
+    });
+    // Half the kills wait for some acknowledgements first (mid-stream), the others fall
+    // anywhere from start-up on.
+    let wanted = if random.below(2) == 0 {
+        random.below(60) as usize
+    } else {
+        0
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acks.load(Ordering::SeqCst) < wanted {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("the writer stopped by itself ({status}): {err}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no acknowledgements within a minute"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_micros(random.below(if wanted == 0 {
+        400_000
+    } else {
+        20_000
+    })));
+    let _ = child.kill(); // SIGKILL
+    let status = child.wait().unwrap();
+    let out = reader.join().unwrap();
+    let text = String::from_utf8_lossy(&out);
+    // Only whole lines are acknowledgements.
+    let lines: Vec<&str> = text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .collect();
+    if status.success() {
+        panic!("the writer finished its {TABLES_PER_RUN} tables before it was killed");
+    }
+    lines.len()
+}
+
+/// Kill a writer on `catalog` [`KILLS`] times; after each, `open` must show exactly the
+/// acknowledged state, or that and one more statement.
+fn crash_many_times(catalog: &str, open: &dyn Fn() -> Box<dyn CatalogStore>) {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    println!("crash test seed: {seed}");
+    let mut random = Random(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = Names::default();
+    let mut applied_beyond_acks = 0;
+    for run in 0..KILLS {
+        let (sql, effects) = script(run);
+        let path = dir.path().join(format!("run{run}.sql"));
+        std::fs::write(&path, sql).unwrap();
+        let acked = run_and_kill(catalog, &path, &mut random);
+        let mut expected = state.clone();
+        for e in &effects[..acked] {
+            expected.apply(e);
+        }
+        let mut one_more = expected.clone();
+        if let Some(e) = effects.get(acked) {
+            one_more.apply(e);
+        }
+        let store = open();
+        let found = Names::of(store.as_ref());
+        drop(store);
+        if found == one_more && found != expected {
+            applied_beyond_acks += 1;
+        } else {
+            assert_eq!(
+                found, expected,
+                "run {run} (seed {seed}): {acked} statements were acknowledged"
+            );
+        }
+        state = found;
+    }
+    println!("{KILLS} kills; {applied_beyond_acks} fell between a commit and its acknowledgement");
+}
+
+#[test]
+fn sled_keeps_every_acknowledged_statement_through_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog");
+    let open_path = path.clone();
+    crash_many_times(path.to_str().unwrap(), &move || {
+        let wait = LockWait {
+            timeout: Duration::from_secs(30),
+            on_wait: &|_| {},
+        };
+        Box::new(SledStore::open_waiting(&open_path, wait).unwrap())
+    });
+}
+
+#[test]
+fn postgres_keeps_every_acknowledged_statement_through_sigkill() {
+    let schema = PgSchema::new();
+    let url = schema.url.clone();
+    crash_many_times(&schema.url, &move || {
+        Box::new(PostgresStore::open(&url).unwrap())
+    });
+}
