@@ -121,6 +121,9 @@ pub enum Command {
     Repl,
     /// Serve the REST API (Arroyo-compatible) over the catalog.
     Serve(ServeArgs),
+    /// Deploy the catalog to an Arroyo cluster, or import one's profiles and tables.
+    #[command(subcommand)]
+    Arroyo(ArroyoCommand),
     /// Work on the catalog as a whole.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -129,6 +132,34 @@ pub enum Command {
         /// The shell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+    },
+}
+
+/// `tributary arroyo ...`: objects are matched by name, so both can run again; --token
+/// is sent to the Arroyo API as a bearer token.
+#[derive(Debug, Subcommand)]
+pub enum ArroyoCommand {
+    /// Create the catalog's profiles and tables (or the TABLES named, with their
+    /// profiles) in an Arroyo API; those already there and the same are skipped, those
+    /// that differ are reported.
+    Push {
+        /// The Arroyo API: http://host:port.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// Recreate tables that differ there (Arroyo cannot change one in place; they get
+        /// new ids).
+        #[arg(long)]
+        replace: bool,
+        /// The tables to push [default: every profile and table].
+        #[arg(value_name = "TABLES")]
+        tables: Vec<String>,
+    },
+    /// Import an Arroyo API's profiles and tables into the catalog, validating each;
+    /// those refused are reported with the reason, those already here are compared.
+    Pull {
+        /// The Arroyo API: http://host:port.
+        #[arg(value_name = "URL")]
+        url: String,
     },
 }
 

@@ -4,6 +4,7 @@
 //! usage or I/O errors (including a catalog that cannot be opened).
 
 mod args;
+mod arroyo;
 mod catalog;
 mod colour;
 mod executor;
@@ -78,6 +79,7 @@ fn main() -> ExitCode {
             }
             Some(Command::Serve(args)) => serve::run(&cli, args).await,
             Some(Command::Catalog(command)) => catalog::run(&cli, command),
+            Some(Command::Arroyo(command)) => arroyo::run(&cli, command).await,
             Some(Command::Completions { .. }) => 0,
         }
     });

@@ -93,7 +93,7 @@ fn racing_processes_create_one_table_and_the_others_are_told_it_exists() {
         let name = format!("orders{round}");
         let outs = race(&url, &vec![create_table(&name); 6]);
         let won = outs.iter().filter(|o| o.status.success()).count();
-        assert_eq!(won, 1, "round {round}: {} won", won);
+        assert_eq!(won, 1, "round {round}: {won} won");
         for lost in outs.iter().filter(|o| !o.status.success()) {
             let err = text(&lost.stderr);
             assert!(

@@ -114,19 +114,25 @@ impl Secrets {
 
     /// `{{ TRIBUTARY_SECRET_<OWNER>_<KEY> }}`, remembering the variable.
     fn reference(&mut self, owner: &str, key: &str) -> String {
-        let name: String = format!("TRIBUTARY_SECRET_{owner}_{key}")
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let name = secret_variable(owner, key);
         if !self.variables.contains(&name) {
             self.variables.push(name.clone());
         }
         format!("{{{{ {name} }}}}")
     }
+}
+
+/// The variable a secret of `owner`'s `key` becomes where its value cannot be shown:
+/// `TRIBUTARY_SECRET_<OWNER>_<KEY>`, uppercase, other characters as `_`.
+pub(crate) fn secret_variable(owner: &str, key: &str) -> String {
+    format!("TRIBUTARY_SECRET_{owner}_{key}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

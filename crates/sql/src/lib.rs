@@ -15,6 +15,7 @@
 //! ```
 
 pub mod api;
+pub mod arroyo_sync;
 pub mod complete;
 mod ddl;
 mod declared;
