@@ -40,10 +40,11 @@ pub(crate) trait GroupStorage {
     fn write(&self, group: Vec<Self::Checked>) -> Result<()>;
     /// Make everything written so far durable.
     fn flush(&self) -> Result<()>;
-    /// Called before a group is checked and written (the sled store takes its commit
-    /// lock, so a snapshot never sees half a group; PostgreSQL opens a transaction and
-    /// locks the catalog's version row, so processes commit one after another).
-    fn hold(&self) -> Result<()>;
+    /// Called before the group `batches` is checked and written (the sled store takes its
+    /// commit lock, so a snapshot never sees half a group; PostgreSQL opens a transaction,
+    /// locks the catalog's version row, so processes commit one after another, and reads
+    /// what the checks will ask about in one query).
+    fn hold(&self, batches: &[Vec<Change>]) -> Result<()>;
     /// Called once the group is flushed, or failed, or had nothing to write.
     fn release(&self);
 }
@@ -176,7 +177,7 @@ fn commit_loop<S: GroupStorage>(storage: &S, queue: &mpsc::Receiver<Job>) {
 /// outcome of each batch, in order. Checks run under the hold, so a store shared by
 /// several processes (PostgreSQL) checks against the state its write will change.
 fn commit_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Vec<Result<()>> {
-    if let Err(e) = storage.hold() {
+    if let Err(e) = storage.hold(batches) {
         return fail_all(batches.len(), e);
     }
     let mut outcomes: Vec<Option<Result<()>>> = Vec::with_capacity(batches.len());
@@ -370,7 +371,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
             Ok(())
         }
-        fn hold(&self) -> Result<()> {
+        fn hold(&self, _: &[Vec<Change>]) -> Result<()> {
             assert!(
                 !self.held.swap(true, Ordering::SeqCst),
                 "held by two groups"

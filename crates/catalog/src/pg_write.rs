@@ -8,6 +8,7 @@ use crate::definition_rules::{DefinitionState, ReaderEdits};
 use crate::error::{CatalogError, Result};
 use crate::group_commit::GroupStorage;
 use crate::pg_conn::{PgConn, PgTarget};
+use crate::pg_prefetch::Prefetched;
 use crate::pg_store::{PgShared, decode_row};
 use crate::record_rules::RecordState;
 use crate::records::encode;
@@ -24,6 +25,8 @@ struct WriterState {
     in_transaction: bool,
     /// The version the open transaction commits.
     committing: Option<i64>,
+    /// What the group's checks ask about, read when the group was held.
+    prefetched: Option<Prefetched>,
 }
 
 /// The writing side of a PostgreSQL catalog, owned by its committer thread.
@@ -40,11 +43,11 @@ impl std::fmt::Debug for PgWriter {
 
 /// A batch checked and ready to write.
 pub(crate) struct CheckedBatch {
-    changes: Vec<Change>,
+    pub(crate) changes: Vec<Change>,
     /// The JSON text of each change's record (`None` for deletions), encoded while
     /// checking so that a record that cannot be encoded refuses its batch.
-    records: Vec<Option<String>>,
-    readers: ReaderEdits,
+    pub(crate) records: Vec<Option<String>>,
+    pub(crate) readers: ReaderEdits,
 }
 
 impl PgWriter {
@@ -89,6 +92,33 @@ impl PgWriter {
             ));
         };
         f(conn).map_err(|e| self.target().error(e))
+    }
+
+    /// The answer read ahead for this group, if the question was foreseen.
+    fn foreseen<T>(&self, ask: impl FnOnce(&Prefetched) -> Option<T>) -> Result<Option<T>> {
+        Ok(self.lock()?.prefetched.as_ref().and_then(ask))
+    }
+
+    /// A record read ahead (`Some`), decoded, or `None` when it was not foreseen.
+    fn foreseen_record<T>(
+        &self,
+        what: &str,
+        key: &str,
+        ask: impl FnOnce(&Prefetched) -> Option<Option<&str>>,
+    ) -> Result<Option<Option<T>>>
+    where
+        T: serde::de::DeserializeOwned + crate::records::Versioned,
+    {
+        let state = self.lock()?;
+        let Some(answer) = state.prefetched.as_ref().and_then(ask) else {
+            return Ok(None);
+        };
+        answer
+            .map(|text| {
+                crate::records::decode_record(&self.target().path(), what, key, text.as_bytes())
+            })
+            .transpose()
+            .map(Some)
     }
 
     fn record_at<T>(&self, sql: &'static str, what: &str, key: &str) -> Result<Option<T>>
@@ -192,12 +222,14 @@ fn record_text(change: &Change) -> Result<Option<String>> {
 impl GroupStorage for PgWriter {
     type Checked = CheckedBatch;
 
-    fn hold(&self) -> Result<()> {
+    fn hold(&self, batches: &[Vec<Change>]) -> Result<()> {
         self.with_conn(|c| {
             c.client
                 .batch_execute("BEGIN; SELECT version FROM tributary_state WHERE id = 1 FOR UPDATE")
         })?;
         self.lock()?.in_transaction = true;
+        let prefetched = self.with_conn(|c| Prefetched::read(c, batches))?;
+        self.lock()?.prefetched = Some(prefetched);
         Ok(())
     }
 
@@ -214,6 +246,9 @@ impl GroupStorage for PgWriter {
     fn write(&self, group: Vec<CheckedBatch>) -> Result<()> {
         let channel = self.shared.channel.clone();
         let version = self.with_conn(|c| {
+            if let Some(version) = crate::pg_bulk::write_group(c, &group, &channel)? {
+                return Ok(version);
+            }
             for batch in &group {
                 Self::write_batch(c, batch)?;
             }
@@ -249,6 +284,7 @@ impl GroupStorage for PgWriter {
             return;
         };
         state.committing = None;
+        state.prefetched = None;
         if state.in_transaction {
             state.in_transaction = false;
             // A group that failed or wrote nothing: undo it. A connection that cannot
@@ -266,46 +302,65 @@ impl GroupStorage for PgWriter {
 
 impl RecordState for PgWriter {
     fn profile_id_named(&self, name: &str) -> Result<Option<String>> {
+        let key = name_key(name);
+        if let Some(answer) = self.foreseen(|p| p.profile_id_named(&key))? {
+            return Ok(answer);
+        }
         self.text_at(
             "SELECT id FROM tributary_profiles WHERE name_key = $1",
-            &name_key(name),
+            &key,
         )
     }
 
     fn table_id_named(&self, name: &str) -> Result<Option<String>> {
-        self.text_at(
-            "SELECT id FROM tributary_tables WHERE name_key = $1",
-            &name_key(name),
-        )
+        let key = name_key(name);
+        if let Some(answer) = self.foreseen(|p| p.table_id_named(&key))? {
+            return Ok(answer);
+        }
+        self.text_at("SELECT id FROM tributary_tables WHERE name_key = $1", &key)
     }
 
     fn profile_exists(&self, id: &str) -> Result<bool> {
+        if let Some(answer) = self.foreseen(|p| p.profile_record(id).map(|r| r.is_some()))? {
+            return Ok(answer);
+        }
         Ok(self
             .text_at("SELECT id FROM tributary_profiles WHERE id = $1", id)?
             .is_some())
     }
 
     fn profile_record(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
+        let (what, key) = ("connection profile", id.as_str());
+        if let Some(answer) = self.foreseen_record(what, key, |p| p.profile_record(key))? {
+            return Ok(answer);
+        }
         self.record_at(
             "SELECT record FROM tributary_profiles WHERE id = $1",
-            "connection profile",
-            id.as_str(),
+            what,
+            key,
         )
     }
 
     fn table_record(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
+        let key = id.as_str();
+        if let Some(answer) = self.foreseen_record("table", key, |p| p.table_record(key))? {
+            return Ok(answer);
+        }
         self.record_at(
             "SELECT record FROM tributary_tables WHERE id = $1",
             "table",
-            id.as_str(),
+            key,
         )
     }
 
     fn tables_using(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
+        if let Some(ids) = self.foreseen(|p| p.tables_using(profile.as_str()))? {
+            return Ok(ids.iter().filter_map(|id| TableId::parse(id)).collect());
+        }
         let profile = profile.as_str().to_string();
         let ids: Vec<String> = self.with_conn(|c| {
             Ok(c.query(
-                "SELECT id FROM tributary_tables WHERE profile_id = $1",
+                "SELECT id FROM tributary_tables WHERE profile_id = $1 ORDER BY id",
                 &[&profile],
             )?
             .iter()
@@ -318,6 +373,9 @@ impl RecordState for PgWriter {
 
 impl DefinitionState for PgWriter {
     fn table_name(&self, id: &TableId) -> Result<Option<String>> {
+        if let Some(answer) = self.foreseen(|p| p.table_name(id.as_str()))? {
+            return Ok(answer);
+        }
         self.text_at(
             "SELECT name FROM tributary_tables WHERE id = $1",
             id.as_str(),
@@ -331,6 +389,9 @@ impl DefinitionState for PgWriter {
     }
 
     fn definition_at(&self, key: &str) -> Result<Option<Definition>> {
+        if let Some(answer) = self.foreseen_record("definition", key, |p| p.definition(key))? {
+            return Ok(answer);
+        }
         self.record_at(
             "SELECT record FROM tributary_definitions WHERE key = $1",
             "definition",
@@ -339,6 +400,9 @@ impl DefinitionState for PgWriter {
     }
 
     fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>> {
+        if let Some(keys) = self.foreseen(|p| p.reader_keys(dependency_key))? {
+            return Ok(keys);
+        }
         let key = dependency_key.to_string();
         self.with_conn(|c| {
             Ok(c.query(

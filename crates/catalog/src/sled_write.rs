@@ -189,7 +189,7 @@ impl GroupStorage for SledCore {
         self.flush_db()
     }
 
-    fn hold(&self) -> Result<()> {
+    fn hold(&self, _: &[Vec<Change>]) -> Result<()> {
         self.commit
             .lock_exclusive()
             .map_err(|source| CatalogError::Io {

@@ -204,3 +204,25 @@ fn errors_never_show_the_password() {
     assert!(matches!(e, CatalogError::BadLocation { .. }), "{text}");
     assert!(!text.contains("s3cr3t-pw"), "{text}");
 }
+
+#[test]
+fn a_batch_that_writes_one_key_twice_keeps_the_last_write() {
+    // Written change by change (the one-statement group write cannot order two writes
+    // of one row); the result must be the same as on every other store.
+    let schema = PgSchema::new();
+    let store = open(&schema);
+    let mut t = table("first", None);
+    let mut renamed = t.clone();
+    renamed.name = "second".into();
+    store
+        .apply(vec![Change::PutTable(t.clone()), Change::PutTable(renamed)])
+        .unwrap();
+    assert!(store.table_by_name("first").unwrap().is_none());
+    assert_eq!(store.table(&t.id).unwrap().unwrap().name, "second");
+    t.name = "third".into();
+    store
+        .apply(vec![Change::PutTable(t.clone()), Change::DeleteTable(t.id.clone())])
+        .unwrap();
+    assert!(store.table(&t.id).unwrap().is_none());
+    assert!(store.table_names().unwrap().is_empty());
+}
