@@ -79,12 +79,19 @@ impl PgTarget {
     }
 
     pub(crate) fn connect(&self) -> Result<Client> {
-        self.config
-            .connect(NoTls)
-            .map_err(|e| CatalogError::Unreachable {
-                location: self.shown.clone(),
-                detail: pg_detail(&e),
-            })
+        let unreachable = |e: postgres::Error| CatalogError::Unreachable {
+            location: self.shown.clone(),
+            detail: pg_detail(&e),
+        };
+        let mut client = self.config.connect(NoTls).map_err(unreachable)?;
+        // Every catalog query looks keys up by an index, or lists a table whole in an
+        // index's order. Prepared statements keep the plan made when first run, and a
+        // catalog that starts empty would keep sequential scans, growing slower with
+        // every table until the next ANALYZE: index scans are what is wanted at any size.
+        client
+            .batch_execute("SET enable_seqscan = off")
+            .map_err(unreachable)?;
+        Ok(client)
     }
 
     pub(crate) fn error(&self, e: postgres::Error) -> CatalogError {

@@ -97,13 +97,18 @@ pub(crate) struct Prefetched {
     readers: HashMap<String, Vec<String>>,
 }
 
+// One branch per index, so that even the generic plan of this prepared statement looks
+// each key up by its index (an OR of `= ANY` conditions is planned as a scan).
 const PREFETCH: &str = "
-SELECT 't', id, name_key, name, profile_id,
-       CASE WHEN id = ANY($1) OR name_key = ANY($2) THEN record END
-  FROM tributary_tables WHERE id = ANY($1) OR name_key = ANY($2) OR profile_id = ANY($3)
+SELECT 't', id, name_key, name, profile_id, record FROM tributary_tables WHERE id = ANY($1)
 UNION ALL
-SELECT 'p', id, name_key, NULL, NULL, record
-  FROM tributary_profiles WHERE id = ANY($4) OR name_key = ANY($5)
+SELECT 't', id, name_key, name, profile_id, record FROM tributary_tables WHERE name_key = ANY($2)
+UNION ALL
+SELECT 't', id, name_key, name, profile_id, NULL FROM tributary_tables WHERE profile_id = ANY($3)
+UNION ALL
+SELECT 'p', id, name_key, NULL, NULL, record FROM tributary_profiles WHERE id = ANY($4)
+UNION ALL
+SELECT 'p', id, name_key, NULL, NULL, record FROM tributary_profiles WHERE name_key = ANY($5)
 UNION ALL
 SELECT 'd', key, NULL, NULL, NULL, record FROM tributary_definitions WHERE key = ANY($6)
 UNION ALL
@@ -146,7 +151,12 @@ impl Prefetched {
                         profile_id: row.try_get(4)?,
                         record: row.try_get(5)?,
                     };
-                    p.tables.insert(key, table);
+                    // A row found by its profile comes without its record: keep the
+                    // one found by id or name.
+                    let known = p.tables.get(&key).is_some_and(|t| t.record.is_some());
+                    if !known {
+                        p.tables.insert(key, table);
+                    }
                 }
                 "p" => {
                     let name_key: String = row.try_get(2)?;

@@ -221,7 +221,10 @@ fn a_batch_that_writes_one_key_twice_keeps_the_last_write() {
     assert_eq!(store.table(&t.id).unwrap().unwrap().name, "second");
     t.name = "third".into();
     store
-        .apply(vec![Change::PutTable(t.clone()), Change::DeleteTable(t.id.clone())])
+        .apply(vec![
+            Change::PutTable(t.clone()),
+            Change::DeleteTable(t.id.clone()),
+        ])
         .unwrap();
     assert!(store.table(&t.id).unwrap().is_none());
     assert!(store.table_names().unwrap().is_empty());

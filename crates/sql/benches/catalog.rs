@@ -56,9 +56,31 @@ fn bench_open(c: &mut Criterion) {
 }
 
 fn bench_lookup_and_plan(c: &mut Criterion) {
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = catalog(100_000);
     let store: Arc<dyn CatalogStore> = Arc::new(SledStore::open(&dir).expect("open"));
+    lookup_and_plan(c, "", store);
+}
+
+/// The same lookups and plans on a PostgreSQL catalog of the same 100,000 tables
+/// (copied into a fresh schema of the machine's server).
+fn bench_lookup_and_plan_postgres(c: &mut Criterion) {
+    let pg = tributary_catalog::testing::PgSchema::new();
+    {
+        let dir = catalog(100_000);
+        let sled = SledStore::open(&dir).expect("open");
+        let target = tributary_catalog::PostgresStore::open(&pg.url).expect("open");
+        tributary_catalog::copy_catalog(&sled, &target).expect("copy");
+    }
+    pg.execute("VACUUM ANALYZE");
+    let store: Arc<dyn CatalogStore> =
+        Arc::new(tributary_catalog::PostgresStore::open(&pg.url).expect("open"));
+    lookup_and_plan(c, "_postgres", store);
+}
+
+/// Look tables up and plan a query over each through `store` (`label` tells the
+/// store), against `MemorySchemaProvider` holding as many tables.
+fn lookup_and_plan(c: &mut Criterion, label: &str, store: Arc<dyn CatalogStore>) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
     let session = Session::new(store.clone()).offline();
     let schema = session
         .context()
@@ -71,7 +93,7 @@ fn bench_lookup_and_plan(c: &mut Criterion) {
         .and_then(|c| c.schema("public"))
         .expect("schema");
 
-    let mut g = c.benchmark_group("lookup_table_100k");
+    let mut g = c.benchmark_group(format!("lookup_table_100k{label}"));
     let mut i = 0usize;
     g.bench_function("tributary", |b| {
         b.iter(|| {
@@ -106,31 +128,32 @@ fn bench_lookup_and_plan(c: &mut Criterion) {
     });
     g.finish();
 
-    let mut g = c.benchmark_group("plan_select_100k");
+    let plan = |state: datafusion::execution::SessionState, table: String| {
+        rt.block_on(async move {
+            let plan = state
+                .create_logical_plan(&format!("SELECT * FROM {table} WHERE c0 > 1"))
+                .await
+                .expect("plan");
+            state.create_physical_plan(&plan).await.expect("physical")
+        })
+    };
+    let mut g = c.benchmark_group(format!("plan_select_100k{label}"));
     g.bench_function("tributary", |b| {
         b.iter(|| {
             i = (i + 7_919) % 100_000;
-            let state = session.context().state();
-            rt.block_on(async {
-                let plan = state
-                    .create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1"))
-                    .await
-                    .expect("plan");
-                state.create_physical_plan(&plan).await.expect("physical")
-            })
+            plan(session.context().state(), format!("t{i}"))
+        })
+    });
+    g.bench_function("tributary_warm", |b| {
+        b.iter(|| {
+            w = (w + 1) % warm.len();
+            plan(session.context().state(), warm[w].clone())
         })
     });
     g.bench_function("memory_schema_provider", |b| {
         b.iter(|| {
             i = (i + 7_919) % 100_000;
-            let state = baseline.state();
-            rt.block_on(async {
-                let plan = state
-                    .create_logical_plan(&format!("SELECT * FROM t{i} WHERE c0 > 1"))
-                    .await
-                    .expect("plan");
-                state.create_physical_plan(&plan).await.expect("physical")
-            })
+            plan(baseline.state(), format!("t{i}"))
         })
     });
     g.finish();
@@ -231,6 +254,7 @@ criterion_group!(
     benches,
     bench_open,
     bench_lookup_and_plan,
+    bench_lookup_and_plan_postgres,
     bench_create_table,
     bench_memory
 );
