@@ -111,6 +111,17 @@ pub enum CatalogError {
         /// Why.
         detail: String,
     },
+    /// The catalog's database schema is older than this build's, and the catalog was
+    /// opened to be read only.
+    #[error("catalog '{location}' has schema version {found}, older than this build's {supported}")]
+    OlderSchema {
+        /// The database, without its password.
+        location: String,
+        /// The version found.
+        found: i32,
+        /// This build's version.
+        supported: i32,
+    },
     /// The catalog's database schema was made by a newer Tributary.
     #[error(
         "catalog '{location}' has schema version {found}, but this build knows versions up to {supported}"

@@ -45,6 +45,28 @@ pub(crate) fn migrate(client: &mut Client, target: &PgTarget) -> Result<()> {
     }
 }
 
+/// Whether the database holds a catalog this build reads as it is: `false` for none; a
+/// newer schema is refused, and an older one too (it needs the upgrade that opening it
+/// for writing applies, and nothing here may change it).
+pub(crate) fn check_existing(client: &mut Client, target: &PgTarget) -> Result<bool> {
+    let found = current_version(client).map_err(|e| {
+        CatalogError::Storage(format!(
+            "cannot read catalog '{}': {}",
+            target.shown,
+            pg_detail(&e)
+        ))
+    })?;
+    match found {
+        None | Some(0) => Ok(false),
+        Some(v) if v < SCHEMA_VERSION => Err(CatalogError::OlderSchema {
+            location: target.shown.clone(),
+            found: v,
+            supported: SCHEMA_VERSION,
+        }),
+        Some(v) => refuse_newer(v, target).map(|()| true),
+    }
+}
+
 fn refuse_newer(found: i32, target: &PgTarget) -> Result<()> {
     if found > SCHEMA_VERSION {
         return Err(CatalogError::NewerSchema {

@@ -28,7 +28,10 @@ use tributary_types::{
 };
 
 /// Reading connections per process.
-const READERS: usize = 4;
+// Two: each connection is a server process, and a catalog shared by many processes
+// should not take the server's connection slots (a store also has a writer and a
+// listener); reads are single indexed queries.
+const READERS: usize = 2;
 
 /// How often the listener looks up from waiting for notifications (to notice it should
 /// stop).
@@ -142,19 +145,38 @@ impl PostgresStore {
     /// own), creating or upgrading its tables. A schema newer than this build knows is
     /// [`CatalogError::NewerSchema`]; errors never show the password.
     pub fn open(url: &str) -> Result<Self> {
+        Self::open_as(url, Opening::Migrate).map(|store| {
+            store.ok_or_else(|| {
+                CatalogError::Storage("internal error: the catalog was not created".into())
+            })
+        })?
+    }
+
+    /// Open the catalog at `url` only if the database holds one, creating and changing
+    /// nothing (what `tributary check` and `catalog dump` read); `None` when there is no
+    /// catalog there yet. A catalog whose schema is older than this build's is refused
+    /// with the help to open it once for writing, which upgrades it.
+    pub fn open_existing(url: &str) -> Result<Option<Self>> {
+        Self::open_as(url, Opening::Existing)
+    }
+
+    fn open_as(url: &str, opening: Opening) -> Result<Option<Self>> {
         let target = PgTarget::parse(url)?;
         // The synchronous client runs a runtime of its own and may not be used on a
         // thread that runs another, as a server's request handlers do: connect, migrate
         // and learn the version on a thread of its own.
-        let opening = target.clone();
-        let (writer_conn, channel, version) = std::thread::Builder::new()
+        let preparing = target.clone();
+        let prepared = std::thread::Builder::new()
             .name("catalog-open".into())
-            .spawn(move || prepare(&opening))
+            .spawn(move || prepare(&preparing, opening))
             .map_err(|e| CatalogError::Storage(format!("cannot start a thread: {e}")))?
             .join()
             .map_err(|_| {
                 CatalogError::Storage("internal error: opening the catalog failed".into())
             })??;
+        let Some((writer_conn, channel, version)) = prepared else {
+            return Ok(None);
+        };
         let shared = Arc::new(PgShared {
             readers: ReadPool::start(&target, READERS)?,
             channel,
@@ -167,11 +189,11 @@ impl PostgresStore {
         let committer = Committer::start(writer).map_err(|e| {
             CatalogError::Storage(format!("cannot start the catalog's committer: {e}"))
         })?;
-        Ok(Self {
+        Ok(Some(Self {
             committer,
             _listener: listener,
             shared,
-        })
+        }))
     }
 
     /// The catalog's location, without its password.
@@ -180,11 +202,28 @@ impl PostgresStore {
     }
 }
 
-/// Connect, migrate, and read what the store starts from: the writer's connection, the
-/// notification channel and the catalog version.
-fn prepare(target: &PgTarget) -> Result<(PgConn, String, i64)> {
+/// How a catalog is opened.
+#[derive(Debug, Clone, Copy)]
+enum Opening {
+    /// Create or upgrade its tables as needed.
+    Migrate,
+    /// Only a catalog that is there, at this build's schema version.
+    Existing,
+}
+
+/// Connect, migrate (or check the schema), and read what the store starts from: the
+/// writer's connection, the notification channel and the catalog version; `None` for a
+/// database without a catalog, opened as [`Opening::Existing`].
+fn prepare(target: &PgTarget, opening: Opening) -> Result<Option<(PgConn, String, i64)>> {
     let mut client = target.connect()?;
-    crate::pg_schema::migrate(&mut client, target)?;
+    match opening {
+        Opening::Migrate => crate::pg_schema::migrate(&mut client, target)?,
+        Opening::Existing => {
+            if !crate::pg_schema::check_existing(&mut client, target)? {
+                return Ok(None);
+            }
+        }
+    }
     let row = client
         .query_one(
             "SELECT current_schema()::text, (SELECT version FROM tributary_state WHERE id = 1)",
@@ -193,11 +232,11 @@ fn prepare(target: &PgTarget) -> Result<(PgConn, String, i64)> {
         .map_err(|e| target.error(e))?;
     let schema: Option<String> = row.get(0);
     let version: Option<i64> = row.get(1);
-    Ok((
+    Ok(Some((
         PgConn::new(client),
         channel_of(schema.as_deref().unwrap_or("public")),
         version.unwrap_or(0),
-    ))
+    )))
 }
 
 /// The notification channel of the catalog in `schema`. Channel names are identifiers

@@ -229,3 +229,20 @@ fn a_batch_that_writes_one_key_twice_keeps_the_last_write() {
     assert!(store.table(&t.id).unwrap().is_none());
     assert!(store.table_names().unwrap().is_empty());
 }
+
+#[test]
+fn opening_an_existing_catalog_creates_nothing() {
+    let schema = PgSchema::new();
+    assert!(PostgresStore::open_existing(&schema.url).unwrap().is_none());
+    // Still nothing: the first look created no table.
+    assert!(PostgresStore::open_existing(&schema.url).unwrap().is_none());
+    open(&schema)
+        .apply(vec![Change::PutProfile(profile("prod"))])
+        .unwrap();
+    let store = PostgresStore::open_existing(&schema.url).unwrap().unwrap();
+    assert!(store.profile_by_name("prod").unwrap().is_some());
+    // A catalog made by an older build needs the upgrade a writer applies.
+    schema.execute("DELETE FROM tributary_schema_version");
+    schema.execute("INSERT INTO tributary_schema_version (version) VALUES (0)");
+    assert!(PostgresStore::open_existing(&schema.url).unwrap().is_none());
+}

@@ -91,12 +91,12 @@ pub fn open_overlay(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
 }
 
 /// The catalog at `location` for reading, as [`open_overlay`] reads it (writes to it
-/// are lost); `None` for a catalog directory that does not exist.
+/// are lost), created or upgraded nowhere; `None` where there is no catalog yet.
 pub fn read_only(location: &Location, cli: &Cli) -> Result<Option<Arc<dyn CatalogStore>>, String> {
     match location {
         Location::Postgres(url) => {
-            let store = PostgresStore::open(url).map_err(|e| describe(e, cli))?;
-            Ok(Some(Arc::new(store)))
+            let store = PostgresStore::open_existing(url).map_err(|e| describe(e, cli))?;
+            Ok(store.map(|s| Arc::new(s) as Arc<dyn CatalogStore>))
         }
         Location::Dir(path) if !path.join("db").exists() => Ok(None),
         Location::Dir(path) => {
@@ -123,6 +123,15 @@ fn describe(e: tributary_catalog::CatalogError, cli: &Cli) -> String {
             "{e} (waited {:?})\n  help: Close the other Tributary process, wait longer with --lock-timeout, or pass --catalog with another path.",
             cli.lock_timeout
         ),
+        e @ tributary_catalog::CatalogError::Unreachable { .. } => format!(
+            "{e}\n  help: Check that the database runs and that the URL's host, port, user and database are right."
+        ),
+        e @ tributary_catalog::CatalogError::OlderSchema { .. } => {
+            format!("{e}\n  help: Open it once with `tributary run` or `serve`, which upgrades it.")
+        }
+        e @ tributary_catalog::CatalogError::NewerSchema { .. } => {
+            format!("{e}\n  help: Use a newer Tributary to open this catalog.")
+        }
         other => other.to_string(),
     }
 }

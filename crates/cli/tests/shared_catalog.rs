@@ -141,6 +141,17 @@ fn a_profile_dropped_by_one_process_while_others_create_on_it_leaves_nothing_dan
 }
 
 #[test]
+fn check_on_a_database_without_a_catalog_reads_it_as_empty_and_creates_nothing() {
+    let schema = PgSchema::new();
+    let script = format!("{PROFILE}\n{}", create_table("orders"));
+    let out = tributary(&schema.url, &["check", "-c", &script], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = tributary(&schema.url, &["catalog", "dump"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(PostgresStore::open_existing(&schema.url).unwrap().is_none());
+}
+
+#[test]
 fn a_server_sees_a_table_another_process_created_on_its_next_request() {
     let schema = PgSchema::new();
     let dir = tempfile::tempdir().unwrap();

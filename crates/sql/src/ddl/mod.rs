@@ -53,6 +53,7 @@ pub(crate) fn catalog_diagnostic(e: CatalogError, span: Span) -> Diagnostic {
         CatalogError::AlreadyExists { kind: ObjectKind::View, .. } => d.with_help("Tables and views share one namespace: choose another name, or drop the view first."),
         CatalogError::InUse { .. } => d.with_help("Close the other Tributary process, or point --catalog at another location."),
         CatalogError::NewerFormat { .. } | CatalogError::NewerSchema { .. } => d.with_help("Use a newer Tributary to open this catalog."),
+        CatalogError::OlderSchema { .. } => d.with_help("Open the catalog once with `tributary run` or `serve`, which upgrades it, then read it again."),
         CatalogError::Unreachable { .. } => d.with_help("Check that the database is running and that the URL's host, port, user and database are right."),
         CatalogError::BadLocation { .. } => d.with_help("Write the catalog as a directory, or as postgres://user[:password]@host[:port]/database."),
         CatalogError::Corrupt { .. } => d.with_help("Restore the catalog from a backup, or start a new one with --catalog."),
