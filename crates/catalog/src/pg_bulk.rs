@@ -180,5 +180,5 @@ pub(crate) fn write_group(
             &channel,
         ],
     )?;
-    Ok(Some(row.map_or(0, |r| r.get(0))))
+    Ok(Some(row.map(|r| r.try_get(0)).transpose()?.unwrap_or(0)))
 }

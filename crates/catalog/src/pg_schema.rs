@@ -85,12 +85,12 @@ fn current_version(client: &mut Client) -> Result<Option<i32>, postgres::Error> 
             "SELECT to_regclass('tributary_schema_version') IS NOT NULL",
             &[],
         )?
-        .get(0);
+        .try_get(0)?;
     if !exists {
         return Ok(None);
     }
     let row = client.query_one("SELECT max(version) FROM tributary_schema_version", &[])?;
-    Ok(Some(row.get::<_, Option<i32>>(0).unwrap_or(0)))
+    Ok(Some(row.try_get::<_, Option<i32>>(0)?.unwrap_or(0)))
 }
 
 /// Under the migration lock: apply every migration past the recorded version, each in

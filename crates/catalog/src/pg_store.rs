@@ -77,8 +77,8 @@ impl PgShared {
                 params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
             Ok(c.query(sql, &refs)?
                 .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect())
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .collect::<Result<_, postgres::Error>>()?)
         })?;
         texts
             .iter()
@@ -103,7 +103,9 @@ impl PgShared {
         self.read(|c| {
             Ok(
                 c.query_opt("SELECT version FROM tributary_state WHERE id = 1", &[])?
-                    .map_or(0, |r| r.get(0)),
+                    .map(|r| r.try_get(0))
+                    .transpose()?
+                    .unwrap_or(0),
             )
         })
     }
@@ -230,8 +232,8 @@ fn prepare(target: &PgTarget, opening: Opening) -> Result<Option<(PgConn, String
             &[],
         )
         .map_err(|e| target.error(e))?;
-    let schema: Option<String> = row.get(0);
-    let version: Option<i64> = row.get(1);
+    let schema: Option<String> = row.try_get(0).map_err(|e| target.error(e))?;
+    let version: Option<i64> = row.try_get(1).map_err(|e| target.error(e))?;
     Ok(Some((
         PgConn::new(client),
         channel_of(schema.as_deref().unwrap_or("public")),
@@ -299,8 +301,9 @@ fn listen_loop(shared: &PgShared, stop: &AtomicBool) {
         }
         if let Ok(Some(row)) =
             client.query_opt("SELECT version FROM tributary_state WHERE id = 1", &[])
+            && let Ok(version) = row.try_get(0)
         {
-            shared.saw_version(row.get(0));
+            shared.saw_version(version);
         }
         while !stop.load(Ordering::SeqCst) && !client.is_closed() {
             let mut notes = client.notifications();
@@ -378,12 +381,10 @@ impl CatalogStore for PostgresStore {
 
     fn table_names(&self) -> Result<Vec<String>> {
         self.shared.read(|c| {
-            Ok(
-                c.query("SELECT name FROM tributary_tables ORDER BY name_key", &[])?
-                    .iter()
-                    .map(|r| r.get(0))
-                    .collect(),
-            )
+            c.query("SELECT name FROM tributary_tables ORDER BY name_key", &[])?
+                .iter()
+                .map(|r| r.try_get(0))
+                .collect()
         })
     }
 
@@ -405,8 +406,8 @@ impl CatalogStore for PostgresStore {
                 &[&param],
             )?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, postgres::Error>>()?)
         })?;
         ids.iter()
             .map(|id| {
@@ -475,7 +476,7 @@ impl CatalogStore for PostgresStore {
                     else {
                         return Ok(None);
                     };
-                    let created: i64 = at.get(0);
+                    let created: i64 = at.try_get(0)?;
                     c.query(
                         "SELECT id, record FROM tributary_tables
                          WHERE (created_at, id) < ($1, $2)
@@ -484,7 +485,11 @@ impl CatalogStore for PostgresStore {
                     )?
                 }
             };
-            Ok(Some(rows.iter().map(|r| (r.get(0), r.get(1))).collect()))
+            Ok(Some(
+                rows.iter()
+                    .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                    .collect::<Result<_, postgres::Error>>()?,
+            ))
         })?;
         let Some(rows) = rows else {
             return Err(CatalogError::NotFound {

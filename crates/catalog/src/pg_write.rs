@@ -133,7 +133,7 @@ impl PgWriter {
 
     fn text_at(&self, sql: &'static str, key: &str) -> Result<Option<String>> {
         let key = key.to_string();
-        self.with_conn(|c| Ok(c.query_opt(sql, &[&key])?.map(|r| r.get(0))))
+        self.with_conn(|c| c.query_opt(sql, &[&key])?.map(|r| r.try_get(0)).transpose())
     }
 
     fn write_batch(conn: &mut PgConn, batch: &CheckedBatch) -> Result<(), postgres::Error> {
@@ -256,7 +256,7 @@ impl GroupStorage for PgWriter {
                 "UPDATE tributary_state SET version = version + 1 WHERE id = 1 RETURNING version",
                 &[],
             )?;
-            let version: i64 = row.map(|r| r.get(0)).unwrap_or(0);
+            let version: i64 = row.map(|r| r.try_get(0)).transpose()?.unwrap_or(0);
             c.execute(
                 "SELECT pg_notify($1, $2)",
                 &[&channel, &version.to_string()],
@@ -364,8 +364,8 @@ impl RecordState for PgWriter {
                 &[&profile],
             )?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, postgres::Error>>()?)
         })?;
         Ok(ids.iter().filter_map(|id| TableId::parse(id)).collect())
     }
@@ -410,8 +410,8 @@ impl DefinitionState for PgWriter {
                 &[&key],
             )?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, postgres::Error>>()?)
         })
     }
 }
