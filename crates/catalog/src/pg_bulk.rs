@@ -121,7 +121,10 @@ impl<'a> Columns<'a> {
 
 /// The reader-index rows removed and added by `group`, net: each batch removes its old
 /// reads before adding its new ones, so a pair's last edit decides.
-fn reader_edits(group: &[CheckedBatch]) -> (Vec<(&str, &str)>, Vec<(&str, &str)>) {
+/// Reader-index rows, `(dependency, reader)`.
+type ReaderRows<'a> = Vec<(&'a str, &'a str)>;
+
+fn reader_edits(group: &[CheckedBatch]) -> (ReaderRows<'_>, ReaderRows<'_>) {
     let mut last: HashMap<(&str, &str), bool> = HashMap::new();
     for batch in group {
         for (d, r) in &batch.readers.remove {

@@ -75,10 +75,10 @@ impl PgShared {
         let texts: Vec<(String, String)> = self.read(move |c| {
             let refs: Vec<&(dyn ToSql + Sync)> =
                 params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-            Ok(c.query(sql, &refs)?
+            c.query(sql, &refs)?
                 .iter()
                 .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-                .collect::<Result<_, postgres::Error>>()?)
+                .collect::<Result<_, postgres::Error>>()
         })?;
         texts
             .iter()
@@ -401,13 +401,13 @@ impl CatalogStore for PostgresStore {
     fn dependents(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
         let param = profile.as_str().to_string();
         let ids: Vec<String> = self.shared.read(move |c| {
-            Ok(c.query(
+            c.query(
                 "SELECT id FROM tributary_tables WHERE profile_id = $1 ORDER BY id",
                 &[&param],
             )?
             .iter()
             .map(|r| r.try_get(0))
-            .collect::<Result<_, postgres::Error>>()?)
+            .collect::<Result<_, postgres::Error>>()
         })?;
         ids.iter()
             .map(|id| {

@@ -359,13 +359,13 @@ impl RecordState for PgWriter {
         }
         let profile = profile.as_str().to_string();
         let ids: Vec<String> = self.with_conn(|c| {
-            Ok(c.query(
+            c.query(
                 "SELECT id FROM tributary_tables WHERE profile_id = $1 ORDER BY id",
                 &[&profile],
             )?
             .iter()
             .map(|r| r.try_get(0))
-            .collect::<Result<_, postgres::Error>>()?)
+            .collect::<Result<_, postgres::Error>>()
         })?;
         Ok(ids.iter().filter_map(|id| TableId::parse(id)).collect())
     }
@@ -405,13 +405,13 @@ impl DefinitionState for PgWriter {
         }
         let key = dependency_key.to_string();
         self.with_conn(|c| {
-            Ok(c.query(
+            c.query(
                 "SELECT reader FROM tributary_readers WHERE dependency = $1 ORDER BY reader",
                 &[&key],
             )?
             .iter()
             .map(|r| r.try_get(0))
-            .collect::<Result<_, postgres::Error>>()?)
+            .collect::<Result<_, postgres::Error>>()
         })
     }
 }

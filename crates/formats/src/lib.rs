@@ -40,7 +40,7 @@ pub use expanded::{ColumnNote, ExpandedSchema};
 pub use from_options::{FormatOptions, SchemaSource, format_from_options};
 pub use infer::{InferError, infer_fields};
 pub use json_schema::{JsonSchemaError, fields_from_json_schema, json_schema_for_fields};
-pub use proto_schema::{ProtoSchemaError, fields_from_protobuf};
+pub use proto_schema::{ProtoSchemaError, fields_from_protobuf, parse_descriptor_set};
 pub use references::{
     compile_proto_sources, inline_avro_references, inline_json_schema_references,
 };

@@ -10,6 +10,7 @@
 //! (empty when not sent).
 
 use crate::expanded::{Budget, Exceeded, ExpandedSchema};
+use prost::Message as _;
 use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 use tributary_types::limits::{MAX_EXPANDED_FIELDS, MAX_SCHEMA_DEPTH};
 use tributary_types::{FieldType, SourceField, TimeUnit};
@@ -68,7 +69,34 @@ impl Walk {
 
 /// Decode a `FileDescriptorSet`.
 pub fn parse_descriptor_set(bytes: &[u8]) -> Result<DescriptorPool, ProtoSchemaError> {
-    DescriptorPool::decode(bytes).map_err(|e| ProtoSchemaError::InvalidDescriptor(e.to_string()))
+    let invalid = |e: String| ProtoSchemaError::InvalidDescriptor(e);
+    let set = prost_reflect::prost_types::FileDescriptorSet::decode(bytes)
+        .map_err(|e| invalid(e.to_string()))?;
+    // prost-reflect 0.16 panics (an index past its file list) while reporting a file
+    // of an unknown syntax, found by fuzzing: refuse those before it sees them.
+    for file in &set.file {
+        if let Some(syntax) = file.syntax.as_deref()
+            && !matches!(syntax, "proto2" | "proto3")
+        {
+            return Err(invalid(format!(
+                "file '{}' has syntax '{}'; proto2 and proto3 files can be read",
+                tributary_types::limits::shorten(file.name()),
+                tributary_types::limits::shorten(syntax)
+            )));
+        }
+    }
+    let pool = DescriptorPool::from_file_descriptor_set(set).map_err(|e| invalid(e.to_string()))?;
+    // Its map-entry accessors expect fields 1 (key) and 2 (value) and panic otherwise;
+    // a descriptor set without them is refused here, once, for every reader.
+    for m in pool.all_messages() {
+        if m.is_map_entry() && (m.get_field(1).is_none() || m.get_field(2).is_none()) {
+            return Err(invalid(format!(
+                "map entry message '{}' lacks its key (1) or value (2) field",
+                m.full_name()
+            )));
+        }
+    }
+    Ok(pool)
 }
 
 /// The message named `name` (fully qualified, `pkg.Msg`; a leading `.` is accepted).

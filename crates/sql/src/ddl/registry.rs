@@ -541,7 +541,7 @@ fn schema_source(
 }
 
 fn first_message(descriptor: &[u8], file: &str) -> Option<String> {
-    let pool = prost_reflect::DescriptorPool::decode(descriptor).ok()?;
+    let pool = tributary_formats::parse_descriptor_set(descriptor).ok()?;
     let f = pool.get_file_by_name(file)?;
     f.messages().next().map(|m| m.full_name().to_string())
 }
