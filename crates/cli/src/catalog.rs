@@ -27,10 +27,7 @@ fn copy(cli: &Cli, from: &Path, to: &Path) -> u8 {
         err_line(&format!("error: {e}"));
         2
     };
-    let (from, to) = match (Location::parse(from), Location::parse(to)) {
-        (Ok(f), Ok(t)) => (f, t),
-        (Err(e), _) | (_, Err(e)) => return fail(e),
-    };
+    let (from, to) = (Location::parse(from), Location::parse(to));
     let source = match crate::store::read_only(&from, cli) {
         Ok(Some(s)) => s,
         Ok(None) => {

@@ -20,10 +20,10 @@ pub enum Location {
 
 impl Location {
     /// What `--catalog` or `TRIBUTARY_CATALOG` (or an argument) names.
-    pub fn parse(given: &Path) -> Result<Self, String> {
+    pub fn parse(given: &Path) -> Self {
         match given.to_str() {
-            Some(text) if is_postgres_url(text) => Ok(Self::Postgres(text.to_string())),
-            _ => Ok(Self::Dir(given.to_path_buf())),
+            Some(text) if is_postgres_url(text) => Self::Postgres(text.to_string()),
+            _ => Self::Dir(given.to_path_buf()),
         }
     }
 
@@ -51,7 +51,7 @@ impl Location {
 /// The catalog: `--catalog`, `TRIBUTARY_CATALOG`, or the data directory.
 pub fn catalog_location(cli: &Cli) -> Result<Location, String> {
     if let Some(p) = &cli.catalog {
-        return Location::parse(p);
+        return Ok(Location::parse(p));
     }
     dirs::data_dir()
         .map(|d| Location::Dir(d.join("tributary").join("catalog")))
