@@ -121,6 +121,13 @@ fn push_creates_maps_skips_reports_and_replaces() {
     let (code, said) = sync(&here, &["push", "ftp://example.com"]);
     assert_eq!(code, Some(2), "{said}");
     assert!(said.contains("bad Arroyo API URL"), "{said}");
+    // Credentials belong in --token; the URL's are refused, and never repeated.
+    let (code, said) = sync(
+        &here,
+        &["push", &format!("http://admin:{SECRET}@127.0.0.1:9/")],
+    );
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("without credentials"), "{said}");
 
     // The API got the secret as written.
     server.stop();

@@ -65,12 +65,12 @@ pub(crate) struct ArroyoClient {
 impl ArroyoClient {
     pub(crate) fn new(url: &str, token: Option<&str>) -> Result<Self, SyncError> {
         let parsed = url::Url::parse(url).map_err(|e| SyncError::BadUrl {
-            url: tributary_types::limits::shorten(url).into_owned(),
+            url: tributary_types::redact_text(&tributary_types::limits::shorten(url)).into_owned(),
             detail: e.to_string(),
         })?;
         if !matches!(parsed.scheme(), "http" | "https") || !parsed.username().is_empty() {
             return Err(SyncError::BadUrl {
-                url: tributary_types::limits::shorten(url).into_owned(),
+                url: tributary_types::redact_text(&tributary_types::limits::shorten(url)).into_owned(),
                 detail: "write it as http://host:port or https://host:port, without credentials (pass --token)".into(),
             });
         }
