@@ -4,49 +4,17 @@
 //!
 //! `cargo bench -p tributary-catalog --bench commit`; results go in BENCHMARKS.md.
 
-use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::json;
-use tributary_catalog::{CatalogStore, Change, SledStore, new_profile_id, new_table_id};
-use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
-    FieldType, SourceField,
-};
+mod common;
 
-fn table(profile: &ConnectionProfile, n: usize) -> ConnectionTable {
-    ConnectionTable {
-        profile: Some(profile.id.clone()),
-        config: json!({"topic": format!("t{n}"), "type": {"offset": "latest"}}),
-        schema: ConnectionSchema {
-            fields: (0..10)
-                .map(|i| SourceField::new(format!("c{i}"), FieldType::Int64))
-                .collect(),
-            ..Default::default()
-        },
-        ..ConnectionTable::new(
-            new_table_id(),
-            format!("t{n}"),
-            "kafka",
-            ConnectionType::Source,
-        )
-    }
-}
+use common::{profile, table};
+use criterion::{Criterion, criterion_group, criterion_main};
+use tributary_catalog::{CatalogStore, Change, SledStore};
 
 fn bench_commit(c: &mut Criterion) {
     let mut g = c.benchmark_group("durable_commit");
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SledStore::open(dir.path()).expect("open");
-    let profile = ConnectionProfile {
-        format_version: CURRENT_FORMAT_VERSION,
-        id: new_profile_id(),
-        name: "prod".into(),
-        connector: "kafka".into(),
-        config: json!({"bootstrapServers": "b:9092", "authentication": {}}),
-        options: vec![],
-        description: String::new(),
-        created_at: 0,
-        updated_at: 0,
-        last_test: None,
-    };
+    let profile = profile("prod");
     store
         .apply(vec![Change::PutProfile(profile.clone())])
         .expect("profile");

@@ -5,52 +5,15 @@
 //!
 //! `cargo bench -p tributary-catalog --bench postgres`; results go in BENCHMARKS.md.
 
+mod common;
+
+use common::{profile, table};
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tributary_catalog::testing::PgSchema;
-use tributary_catalog::{CatalogStore, Change, PostgresStore, new_profile_id, new_table_id};
-use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionSchema, ConnectionTable, ConnectionType,
-    FieldType, SourceField,
-};
-
-fn profile(name: &str) -> ConnectionProfile {
-    ConnectionProfile {
-        format_version: CURRENT_FORMAT_VERSION,
-        id: new_profile_id(),
-        name: name.into(),
-        connector: "kafka".into(),
-        config: json!({"bootstrapServers": "b:9092", "authentication": {}}),
-        options: vec![],
-        description: String::new(),
-        created_at: 0,
-        updated_at: 0,
-        last_test: None,
-    }
-}
-
-/// A Kafka source with 10 columns, as the other catalog benchmarks use.
-fn table(profile: &ConnectionProfile, n: usize) -> ConnectionTable {
-    ConnectionTable {
-        profile: Some(profile.id.clone()),
-        config: json!({"topic": format!("t{n}"), "type": {"offset": "latest"}}),
-        schema: ConnectionSchema {
-            fields: (0..10)
-                .map(|i| SourceField::new(format!("c{i}"), FieldType::Int64))
-                .collect(),
-            ..Default::default()
-        },
-        created_at: n as i64,
-        ..ConnectionTable::new(
-            new_table_id(),
-            format!("t{n}"),
-            "kafka",
-            ConnectionType::Source,
-        )
-    }
-}
+use tributary_catalog::{CatalogStore, Change, PostgresStore};
+use tributary_types::ConnectionProfile;
 
 /// `writers` threads, each applying through `stores[i % stores.len()]`, sharing `iters`
 /// creates; the time per create.
