@@ -34,6 +34,12 @@ pub fn postgres_url_shown(url: &str) -> String {
     )
 }
 
+/// The `application_name` of the catalog sessions of process `pid`, unless the URL
+/// names one.
+pub fn postgres_application_name(pid: u32) -> String {
+    format!("tributary/{pid}")
+}
+
 /// A PostgreSQL catalog's address.
 #[derive(Clone)]
 pub(crate) struct PgTarget {
@@ -55,7 +61,11 @@ impl PgTarget {
             detail: format!("not a PostgreSQL URL ({e})"),
         })?;
         config.connect_timeout(CONNECT_TIMEOUT);
-        config.application_name("tributary");
+        // Sessions name their process, so an operator (and the crash test) can tell
+        // which process a server backend serves; a name in the URL is kept.
+        if config.get_application_name().is_none() {
+            config.application_name(&postgres_application_name(std::process::id()));
+        }
         let host = match config.get_hosts().first() {
             Some(Host::Tcp(h)) => h.clone(),
             Some(Host::Unix(p)) => p.display().to_string(),

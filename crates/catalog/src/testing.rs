@@ -70,6 +70,36 @@ impl PgSchema {
         }
     }
 
+    /// Wait until the server has no session left of process `pid` (gone, for example
+    /// killed): a statement a killed client had sent, a COMMIT among them, still runs
+    /// to its end on the server, so only then is the catalog's state final.
+    pub fn wait_for_sessions_of(&self, pid: u32, timeout: std::time::Duration) {
+        let name = crate::postgres_application_name(pid);
+        let url = self.url.clone();
+        let deadline = std::time::Instant::now() + timeout;
+        std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            loop {
+                let row = c
+                    .query_one(
+                        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                        &[&name],
+                    )
+                    .unwrap();
+                if row.get::<_, i64>(0) == 0 {
+                    return;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the sessions of process {pid} outlived it by {timeout:?}"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        })
+        .join()
+        .unwrap_or_else(|_| panic!("waiting for the sessions of process {pid} failed"));
+    }
+
     /// A statement run in this schema, outside any store.
     pub fn execute(&self, sql: &str) {
         off_runtime(&self.url, sql).unwrap();

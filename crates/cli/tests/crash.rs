@@ -127,8 +127,9 @@ impl Random {
     }
 }
 
-/// Start `run` on `catalog`, kill it at a random moment; the acknowledgements it printed.
-fn run_and_kill(catalog: &str, script_path: &std::path::Path, random: &mut Random) -> usize {
+/// Start `run` on `catalog`, kill it at a random moment; the acknowledgements it printed
+/// and its process id.
+fn run_and_kill(catalog: &str, script_path: &std::path::Path, random: &mut Random) -> (usize, u32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tributary"))
         .args(["--catalog", catalog, "--lock-timeout", "30s", "run"])
         .arg(script_path)
@@ -138,6 +139,7 @@ fn run_and_kill(catalog: &str, script_path: &std::path::Path, random: &mut Rando
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let pid = child.id();
     let acks = Arc::new(AtomicUsize::new(0));
     let mut stdout = child.stdout.take().unwrap();
     let counting = acks.clone();
@@ -193,12 +195,13 @@ fn run_and_kill(catalog: &str, script_path: &std::path::Path, random: &mut Rando
     if status.success() {
         panic!("the writer finished its {TABLES_PER_RUN} tables before it was killed");
     }
-    lines.len()
+    (lines.len(), pid)
 }
 
-/// Kill a writer on `catalog` [`KILLS`] times; after each, `open` must show exactly the
+/// Kill a writer on `catalog` [`KILLS`] times; after each, and once `settle` has waited
+/// for whatever the killed process left running, `open` must show exactly the
 /// acknowledged state, or that and one more statement.
-fn crash_many_times(catalog: &str, open: &dyn Fn() -> Box<dyn CatalogStore>) {
+fn crash_many_times(catalog: &str, settle: &dyn Fn(u32), open: &dyn Fn() -> Box<dyn CatalogStore>) {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -213,7 +216,8 @@ fn crash_many_times(catalog: &str, open: &dyn Fn() -> Box<dyn CatalogStore>) {
         let (sql, effects) = script(run);
         let path = dir.path().join(format!("run{run}.sql"));
         std::fs::write(&path, sql).unwrap();
-        let acked = run_and_kill(catalog, &path, &mut random);
+        let (acked, pid) = run_and_kill(catalog, &path, &mut random);
+        settle(pid);
         let mut expected = state.clone();
         for e in &effects[..acked] {
             expected.apply(e);
@@ -243,7 +247,8 @@ fn sled_keeps_every_acknowledged_statement_through_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("catalog");
     let open_path = path.clone();
-    crash_many_times(path.to_str().unwrap(), &move || {
+    // An embedded store's writes stop with its process.
+    crash_many_times(path.to_str().unwrap(), &|_| {}, &move || {
         let wait = LockWait {
             timeout: Duration::from_secs(30),
             on_wait: &|_| {},
@@ -256,7 +261,11 @@ fn sled_keeps_every_acknowledged_statement_through_sigkill() {
 fn postgres_keeps_every_acknowledged_statement_through_sigkill() {
     let schema = PgSchema::new();
     let url = schema.url.clone();
-    crash_many_times(&schema.url, &move || {
+    // The server finishes what a killed client had sent, a COMMIT among them (in CI
+    // one such COMMIT landed after the check had read the catalog): wait for the
+    // killed writer's sessions to end before reading.
+    let settle = |pid| schema.wait_for_sessions_of(pid, Duration::from_secs(30));
+    crash_many_times(&schema.url, &settle, &move || {
         Box::new(PostgresStore::open(&url).unwrap())
     });
 }
