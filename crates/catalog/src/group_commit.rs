@@ -30,20 +30,35 @@ use std::thread::JoinHandle;
 /// The most batches written in one group, so one transaction stays small.
 const MAX_GROUP: usize = 256;
 
+/// How many times a group is checked and written when the state it was checked against
+/// keeps changing under it (a storage shared by processes, written optimistically).
+const MAX_ATTEMPTS: usize = 4;
+
+/// What a group's write came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// Written (durable once flushed).
+    Done,
+    /// Nothing written: another process changed the state the group was checked against
+    /// since it was held. The group is held, checked and written again.
+    Conflict,
+}
+
 /// The storage a [`Committer`] writes to.
 pub(crate) trait GroupStorage {
     /// A batch checked and ready to write.
     type Checked;
     /// Check one batch against the committed state (called while held).
     fn check(&self, changes: &[Change]) -> Result<Self::Checked>;
-    /// Write checked batches (with disjoint footprints) atomically, not yet durably.
-    fn write(&self, group: Vec<Self::Checked>) -> Result<()>;
+    /// Write checked batches (with disjoint footprints) atomically, not yet durably; or
+    /// nothing, when the state they were checked against has changed.
+    fn write(&self, group: Vec<Self::Checked>) -> Result<Written>;
     /// Make everything written so far durable.
     fn flush(&self) -> Result<()>;
     /// Called before the group `batches` is checked and written (the sled store takes its
-    /// commit lock, so a snapshot never sees half a group; PostgreSQL opens a transaction,
-    /// locks the catalog's version row, so processes commit one after another, and reads
-    /// what the checks will ask about in one query).
+    /// commit lock, so a snapshot never sees half a group; PostgreSQL reads what the
+    /// checks will ask about, with the catalog's version, in one query, and after a
+    /// conflict first locks the version row, so the next attempt cannot conflict).
     fn hold(&self, batches: &[Vec<Change>]) -> Result<()>;
     /// Called once the group is flushed, or failed, or had nothing to write.
     fn release(&self);
@@ -174,11 +189,27 @@ fn commit_loop<S: GroupStorage>(storage: &S, queue: &mpsc::Receiver<Job>) {
 }
 
 /// Hold the storage, check each batch, write and flush the accepted ones, release; the
-/// outcome of each batch, in order. Checks run under the hold, so a store shared by
-/// several processes (PostgreSQL) checks against the state its write will change.
+/// outcome of each batch, in order. Checks run under the hold, and a write that finds the
+/// state changed since (another process wrote) sends the group round again.
 fn commit_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Vec<Result<()>> {
+    for _ in 0..MAX_ATTEMPTS {
+        if let Some(outcomes) = attempt_group(storage, batches) {
+            return outcomes;
+        }
+    }
+    fail_all(
+        batches.len(),
+        CatalogError::Storage(format!(
+            "the catalog changed under this write {MAX_ATTEMPTS} times in a row (other \
+             processes are writing); nothing was stored, try again"
+        )),
+    )
+}
+
+/// One attempt at a group: its outcomes, or `None` on a conflict (nothing written).
+fn attempt_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Option<Vec<Result<()>>> {
     if let Err(e) = storage.hold(batches) {
-        return fail_all(batches.len(), e);
+        return Some(fail_all(batches.len(), e));
     }
     let mut outcomes: Vec<Option<Result<()>>> = Vec::with_capacity(batches.len());
     let mut accepted = Vec::with_capacity(batches.len());
@@ -193,8 +224,17 @@ fn commit_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Vec<Re
             Err(e) => outcomes.push(Some(Err(e))),
         }
     }
+    // A group whose every batch was refused writes nothing, and so cannot conflict: the
+    // refusals stand, as they would had the group been checked a moment earlier.
     if !checked.is_empty() {
-        let durable = storage.write(checked).and_then(|()| storage.flush());
+        let durable = match storage.write(checked) {
+            Ok(Written::Conflict) => {
+                storage.release();
+                return None;
+            }
+            Ok(Written::Done) => storage.flush(),
+            Err(e) => Err(e),
+        };
         let mut results = match durable {
             Ok(()) => accepted.iter().map(|_| Ok(())).collect(),
             Err(e) => fail_all(accepted.len(), e),
@@ -204,10 +244,12 @@ fn commit_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Vec<Re
         }
     }
     storage.release();
-    outcomes
-        .into_iter()
-        .map(|o| o.unwrap_or_else(|| Err(panicked())))
-        .collect()
+    Some(
+        outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Err(panicked())))
+            .collect(),
+    )
 }
 
 /// `n` copies of the error: the error itself to the first, its text to the others.
@@ -336,6 +378,9 @@ mod tests {
         held: AtomicBool,
         fail_write: AtomicBool,
         panic_write: AtomicBool,
+        /// Conflicts still to report, one per write.
+        conflicts: AtomicUsize,
+        holds: AtomicUsize,
     }
 
     impl GroupStorage for Counting {
@@ -352,7 +397,7 @@ mod tests {
                 _ => Ok(changes.len()),
             }
         }
-        fn write(&self, group: Vec<usize>) -> Result<()> {
+        fn write(&self, group: Vec<usize>) -> Result<Written> {
             assert!(self.held.load(Ordering::SeqCst), "written while not held");
             if self.panic_write.load(Ordering::SeqCst) {
                 panic!("storage bug");
@@ -360,10 +405,15 @@ mod tests {
             if self.fail_write.load(Ordering::SeqCst) {
                 return Err(CatalogError::Storage("disk full".into()));
             }
+            let left = self.conflicts.load(Ordering::SeqCst);
+            if left > 0 {
+                self.conflicts.store(left - 1, Ordering::SeqCst);
+                return Ok(Written::Conflict);
+            }
             self.writes.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(Duration::from_millis(10));
             self.written.fetch_add(group.iter().sum(), Ordering::SeqCst);
-            Ok(())
+            Ok(Written::Done)
         }
         fn flush(&self) -> Result<()> {
             assert!(self.held.load(Ordering::SeqCst), "flushed while not held");
@@ -372,6 +422,7 @@ mod tests {
             Ok(())
         }
         fn hold(&self, _: &[Vec<Change>]) -> Result<()> {
+            self.holds.fetch_add(1, Ordering::SeqCst);
             assert!(
                 !self.held.swap(true, Ordering::SeqCst),
                 "held by two groups"
@@ -511,6 +562,43 @@ mod tests {
         assert_eq!(left, vec![1, 3]);
         let next: Vec<u64> = take_group(&mut pending).iter().map(|(t, _)| *t).collect();
         assert_eq!(next, vec![1, 3]);
+    }
+
+    #[test]
+    fn a_group_that_conflicts_is_checked_and_written_again() {
+        let storage = Arc::new(Counting::default());
+        storage.conflicts.store(2, Ordering::SeqCst);
+        let c = committer(&storage);
+        c.submit(vec![table("t0", None)])
+            .wait()
+            .expect("written on the third attempt");
+        assert_eq!(storage.holds.load(Ordering::SeqCst), 3);
+        assert_eq!(storage.writes.load(Ordering::SeqCst), 1);
+        assert_eq!(storage.flushes.load(Ordering::SeqCst), 1);
+        // Refused on the attempt that wrote, like any other refusal.
+        storage.conflicts.store(1, Ordering::SeqCst);
+        let e = c.submit(vec![table("t1", None)]).wait().unwrap_err();
+        assert_eq!(e.to_string(), "table 't1' already exists");
+    }
+
+    #[test]
+    fn a_group_that_keeps_conflicting_fails_and_writes_nothing() {
+        let storage = Arc::new(Counting::default());
+        storage.conflicts.store(MAX_ATTEMPTS, Ordering::SeqCst);
+        let c = committer(&storage);
+        let e = c.submit(vec![table("t0", None)]).wait().unwrap_err();
+        assert!(
+            e.to_string().contains("changed under this write 4 times"),
+            "{e}"
+        );
+        assert_eq!(storage.writes.load(Ordering::SeqCst), 0);
+        assert_eq!(storage.flushes.load(Ordering::SeqCst), 0);
+        assert!(!storage.held.load(Ordering::SeqCst), "left held");
+        // The committer carries on.
+        c.submit(vec![table("t2", None)])
+            .wait()
+            .expect("the next write");
+        assert_eq!(storage.written.load(Ordering::SeqCst), 1);
     }
 
     #[test]

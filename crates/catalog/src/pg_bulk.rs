@@ -1,6 +1,7 @@
 //! A whole group's writes to the PostgreSQL catalog in one statement: every upsert and
-//! delete as arrays, the version bump and the notification, so a group costs one round
-//! trip however many batches it holds. A group that touches one key twice (possible
+//! delete as arrays, the version bump (only if the version is still the one the group
+//! was checked against) and the notification, so a group costs one round trip however
+//! many batches it holds. A group that touches one key twice (possible
 //! within a batch, where order matters) is written change by change instead (`None`).
 
 use crate::pg_conn::PgConn;
@@ -9,28 +10,53 @@ use crate::store::{Change, name_key};
 use std::collections::{HashMap, HashSet};
 use tributary_types::Dependency;
 
+// `v` bumps the version only if it is still the one the group was checked against ($20;
+// NULL when the writer holds the version row's lock). Every other part runs only if `v`
+// did, so a group whose checks went stale writes nothing. The version row's lock, taken
+// by `v` and kept to the commit, orders this group's commit among every other writer's.
 const WRITE_GROUP: &str = "
 WITH
- dp AS (DELETE FROM tributary_profiles WHERE id = ANY($1)),
+ v AS (UPDATE tributary_state SET version = version + 1
+       WHERE id = 1 AND ($20::int8 IS NULL OR version = $20) RETURNING version),
+ dp AS (DELETE FROM tributary_profiles WHERE id = ANY($1) AND EXISTS (SELECT FROM v)),
  pp AS (INSERT INTO tributary_profiles (id, name_key, record)
-        SELECT * FROM unnest($2::text[], $3::text[], $4::text[])
+        SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) WHERE EXISTS (SELECT FROM v)
         ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, record = EXCLUDED.record),
- dt AS (DELETE FROM tributary_tables WHERE id = ANY($5)),
+ dt AS (DELETE FROM tributary_tables WHERE id = ANY($5) AND EXISTS (SELECT FROM v)),
  pt AS (INSERT INTO tributary_tables (id, name_key, name, profile_id, created_at, record)
         SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::text[])
+        WHERE EXISTS (SELECT FROM v)
         ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
           profile_id = EXCLUDED.profile_id, created_at = EXCLUDED.created_at,
           record = EXCLUDED.record),
- dd AS (DELETE FROM tributary_definitions WHERE key = ANY($12)),
+ dd AS (DELETE FROM tributary_definitions WHERE key = ANY($12) AND EXISTS (SELECT FROM v)),
  pd AS (INSERT INTO tributary_definitions (key, record)
-        SELECT * FROM unnest($13::text[], $14::text[])
+        SELECT * FROM unnest($13::text[], $14::text[]) WHERE EXISTS (SELECT FROM v)
         ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record),
  dr AS (DELETE FROM tributary_readers
-        WHERE (dependency, reader) IN (SELECT * FROM unnest($15::text[], $16::text[]))),
+        WHERE (dependency, reader) IN (SELECT * FROM unnest($15::text[], $16::text[]))
+          AND EXISTS (SELECT FROM v)),
  ar AS (INSERT INTO tributary_readers (dependency, reader)
-        SELECT * FROM unnest($17::text[], $18::text[]) ON CONFLICT DO NOTHING),
- v AS (UPDATE tributary_state SET version = version + 1 WHERE id = 1 RETURNING version)
+        SELECT * FROM unnest($17::text[], $18::text[]) WHERE EXISTS (SELECT FROM v)
+        ON CONFLICT DO NOTHING)
 SELECT version, pg_notify($19, version::text) FROM v";
+
+/// Bump the version if it is still `$1` (or whatever it is, `$1` NULL); the new version,
+/// or no row. The change-by-change path's first statement.
+pub(crate) const BUMP_VERSION: &str = "
+UPDATE tributary_state SET version = version + 1
+ WHERE id = 1 AND ($1::int8 IS NULL OR version = $1) RETURNING version";
+
+/// What [`write_group`] came to.
+pub(crate) enum Bulk {
+    /// Written, at this new version.
+    Written(i64),
+    /// Nothing written: the version had moved on.
+    Stale,
+    /// Nothing written: the group touches a key twice, so it must be written change by
+    /// change.
+    ChangeByChange,
+}
 
 /// The group's writes, column by column.
 #[derive(Default)]
@@ -146,15 +172,16 @@ fn reader_edits(group: &[CheckedBatch]) -> (ReaderRows<'_>, ReaderRows<'_>) {
     (removed, added)
 }
 
-/// Write `group`, bump the version and notify `channel`, in one statement; the new
-/// version, or `None` when the group must be written change by change.
+/// Write `group`, bump the version and notify `channel`, in one statement, provided the
+/// version is still `expected` (any, when `None`).
 pub(crate) fn write_group(
     conn: &mut PgConn,
     group: &[CheckedBatch],
     channel: &str,
-) -> Result<Option<i64>, postgres::Error> {
+    expected: Option<i64>,
+) -> Result<Bulk, postgres::Error> {
     let Some(c) = Columns::of(group) else {
-        return Ok(None);
+        return Ok(Bulk::ChangeByChange);
     };
     let (removed, added) = reader_edits(group);
     let (removed_deps, removed_readers): (Vec<&str>, Vec<&str>) = removed.into_iter().unzip();
@@ -181,7 +208,11 @@ pub(crate) fn write_group(
             &added_deps,
             &added_readers,
             &channel,
+            &expected,
         ],
     )?;
-    Ok(Some(row.map(|r| r.try_get(0)).transpose()?.unwrap_or(0)))
+    Ok(match row {
+        Some(row) => Bulk::Written(row.try_get(0)?),
+        None => Bulk::Stale,
+    })
 }

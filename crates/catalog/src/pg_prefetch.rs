@@ -95,6 +95,10 @@ pub(crate) struct Prefetched {
     profile_ids_by_name: HashMap<String, String>,
     definitions: HashMap<String, String>,
     readers: HashMap<String, Vec<String>>,
+    /// The catalog's version in the same snapshot: a write checked against these answers
+    /// is only valid while the version is still this one.
+    /// `None` if the version row is missing (a damaged catalog).
+    pub(crate) version: Option<i64>,
 }
 
 // One branch per index, so that even the generic plan of this prepared statement looks
@@ -113,10 +117,13 @@ UNION ALL
 SELECT 'd', key, NULL, NULL, NULL, record FROM tributary_definitions WHERE key = ANY($6)
 UNION ALL
 SELECT 'r', dependency, reader, NULL, NULL, NULL
-  FROM tributary_readers WHERE dependency = ANY($7)";
+  FROM tributary_readers WHERE dependency = ANY($7)
+UNION ALL
+SELECT 'v', version::text, NULL, NULL, NULL, NULL FROM tributary_state WHERE id = 1";
 
 impl Prefetched {
-    /// Read what `batches` will be checked against, in one round trip.
+    /// Read what `batches` will be checked against, and the catalog's version, in one
+    /// round trip and one snapshot.
     pub(crate) fn read(
         conn: &mut PgConn,
         batches: &[Vec<Change>],
@@ -166,6 +173,7 @@ impl Prefetched {
                 "d" => {
                     p.definitions.insert(key, row.try_get(5)?);
                 }
+                "v" => p.version = key.parse().ok(),
                 _ => {
                     let reader: String = row.try_get(2)?;
                     p.readers.entry(key).or_default().push(reader);

@@ -4,8 +4,9 @@
 //! Layout: the tables of `migrations/` (records as the same JSON documents the embedded
 //! store keeps, beside the columns they are looked up by). Reads run on a small pool of
 //! connections (`pg_conn`); writes are group-committed by the store's committer thread
-//! (`pg_write`), one transaction per group behind a lock on the catalog's version row.
-//! Every commit bumps that version and notifies the catalog's channel: a listener thread
+//! (`pg_write`), each group only if the catalog's version is still the one its checks
+//! read (or, after a conflict, behind a lock on the version row). Every commit bumps
+//! that version and notifies the catalog's channel: a listener thread
 //! raises [`CatalogStore::generation`] within moments, and [`CatalogStore::refresh`]
 //! reads the version outright, so no cache keyed by the generation outlives a change
 //! acknowledged by another process. Nothing is read at open beyond the schema version.

@@ -1,12 +1,19 @@
-//! Writes to a PostgreSQL catalog: the committer's [`GroupStorage`]. A group is one
-//! transaction that first locks the catalog's version row, so groups from every process
-//! commit one after another and each batch is checked against the state it changes (the
-//! rules are the shared `record_rules` and `definition_rules`, answered by queries in
-//! that transaction). The commit bumps the version and notifies the other processes.
+//! Writes to a PostgreSQL catalog: the committer's [`GroupStorage`]. Every batch is
+//! checked against the state it changes, by the shared `record_rules` and
+//! `definition_rules`, answered from one query that also reads the catalog's version.
+//!
+//! Optimistically, a group costs two round trips: that query, then one statement that
+//! writes the group only if the version is still the one read, bumps it and notifies the
+//! other processes, committed on its own (`pg_bulk`). Every write bumps the version, so
+//! an unchanged version proves nothing changed in between. If another process did write,
+//! nothing is written and the group goes round again; then, and for the next
+//! [`LOCKED_AFTER_CONFLICT`] groups, the writer first locks the version row in a
+//! transaction of its own, so processes that keep meeting take turns instead of failing.
 
 use crate::definition_rules::{DefinitionState, ReaderEdits};
 use crate::error::{CatalogError, Result};
-use crate::group_commit::GroupStorage;
+use crate::group_commit::{GroupStorage, Written};
+use crate::pg_bulk::{BUMP_VERSION, Bulk, write_group};
 use crate::pg_conn::{PgConn, PgTarget};
 use crate::pg_prefetch::Prefetched;
 use crate::pg_store::{PgShared, decode_row};
@@ -18,11 +25,20 @@ use tributary_types::{
     ConnectionProfile, ConnectionTable, Definition, Dependency, ProfileId, TableId,
 };
 
+/// Groups written under the version row's lock after a conflict, before trying the
+/// optimistic path again.
+const LOCKED_AFTER_CONFLICT: u32 = 16;
+
 /// The committer's connection and the transaction it has open.
 #[derive(Default)]
 struct WriterState {
     conn: Option<PgConn>,
     in_transaction: bool,
+    /// Groups still to write under the version row's lock (after a conflict).
+    locked_groups: u32,
+    /// The version the held group was checked against, when it is written
+    /// optimistically; `None` when the writer holds the version row's lock.
+    expected: Option<i64>,
     /// The version the open transaction commits.
     committing: Option<i64>,
     /// What the group's checks ask about, read when the group was held.
@@ -223,13 +239,30 @@ impl GroupStorage for PgWriter {
     type Checked = CheckedBatch;
 
     fn hold(&self, batches: &[Vec<Change>]) -> Result<()> {
-        self.with_conn(|c| {
-            c.client
-                .batch_execute("BEGIN; SELECT version FROM tributary_state WHERE id = 1 FOR UPDATE")
-        })?;
-        self.lock()?.in_transaction = true;
+        let locked = {
+            let mut state = self.lock()?;
+            let locked = state.locked_groups > 0;
+            state.locked_groups = state.locked_groups.saturating_sub(1);
+            locked
+        };
+        if locked {
+            self.with_conn(|c| {
+                c.client.batch_execute(
+                    "BEGIN; SELECT version FROM tributary_state WHERE id = 1 FOR UPDATE",
+                )
+            })?;
+            self.lock()?.in_transaction = true;
+        }
         let prefetched = self.with_conn(|c| Prefetched::read(c, batches))?;
-        self.lock()?.prefetched = Some(prefetched);
+        let version = prefetched.version.ok_or_else(|| {
+            CatalogError::Storage(format!(
+                "catalog '{}' has lost its version row; restore it from a backup",
+                self.target().shown
+            ))
+        })?;
+        let mut state = self.lock()?;
+        state.expected = (!locked).then_some(version);
+        state.prefetched = Some(prefetched);
         Ok(())
     }
 
@@ -243,34 +276,57 @@ impl GroupStorage for PgWriter {
         })
     }
 
-    fn write(&self, group: Vec<CheckedBatch>) -> Result<()> {
+    fn write(&self, group: Vec<CheckedBatch>) -> Result<Written> {
         let channel = self.shared.channel.clone();
-        let version = self.with_conn(|c| {
-            if let Some(version) = crate::pg_bulk::write_group(c, &group, &channel)? {
-                return Ok(version);
+        let (expected, in_transaction) = {
+            let state = self.lock()?;
+            (state.expected, state.in_transaction)
+        };
+        let bulk = self.with_conn(|c| write_group(c, &group, &channel, expected))?;
+        let written = match bulk {
+            Bulk::Written(version) => Some(version),
+            Bulk::Stale => None,
+            Bulk::ChangeByChange => {
+                if !in_transaction {
+                    self.with_conn(|c| c.client.batch_execute("BEGIN"))?;
+                    self.lock()?.in_transaction = true;
+                }
+                self.with_conn(|c| {
+                    let Some(row) = c.query_opt(BUMP_VERSION, &[&expected])? else {
+                        return Ok(None);
+                    };
+                    let version: i64 = row.try_get(0)?;
+                    for batch in &group {
+                        Self::write_batch(c, batch)?;
+                    }
+                    c.execute(
+                        "SELECT pg_notify($1, $2)",
+                        &[&channel, &version.to_string()],
+                    )?;
+                    Ok(Some(version))
+                })?
             }
-            for batch in &group {
-                Self::write_batch(c, batch)?;
+        };
+        let mut state = self.lock()?;
+        match written {
+            Some(version) => {
+                state.committing = Some(version);
+                Ok(Written::Done)
             }
-            let row = c.query_opt(
-                "UPDATE tributary_state SET version = version + 1 WHERE id = 1 RETURNING version",
-                &[],
-            )?;
-            let version: i64 = row.map(|r| r.try_get(0)).transpose()?.unwrap_or(0);
-            c.execute(
-                "SELECT pg_notify($1, $2)",
-                &[&channel, &version.to_string()],
-            )?;
-            Ok(version)
-        })?;
-        self.lock()?.committing = Some(version);
-        Ok(())
+            None => {
+                state.locked_groups = LOCKED_AFTER_CONFLICT;
+                Ok(Written::Conflict)
+            }
+        }
     }
 
     fn flush(&self) -> Result<()> {
         // COMMIT is where PostgreSQL makes the group durable, and where deferred
-        // constraints (unique names, a table's profile) are checked one last time.
-        self.with_conn(|c| c.client.batch_execute("COMMIT"))?;
+        // constraints (unique names, a table's profile) are checked one last time. A
+        // group written in one statement outside a transaction has committed already.
+        if self.lock()?.in_transaction {
+            self.with_conn(|c| c.client.batch_execute("COMMIT"))?;
+        }
         let mut state = self.lock()?;
         state.in_transaction = false;
         if let Some(version) = state.committing.take() {
@@ -285,6 +341,7 @@ impl GroupStorage for PgWriter {
         };
         state.committing = None;
         state.prefetched = None;
+        state.expected = None;
         if state.in_transaction {
             state.in_transaction = false;
             // A group that failed or wrote nothing: undo it. A connection that cannot

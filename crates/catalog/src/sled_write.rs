@@ -3,7 +3,7 @@
 //! [`GroupStorage`]).
 
 use crate::error::{CatalogError, Result};
-use crate::group_commit::GroupStorage;
+use crate::group_commit::{GroupStorage, Written};
 use crate::records::encode;
 use crate::sled_core::{SledCore, dep_key, index_value, reader_index_key, storage_error};
 use crate::store::{Change, name_key};
@@ -158,7 +158,8 @@ impl GroupStorage for SledCore {
     }
 
     /// Write a group of checked batches (whose keys are disjoint) in one transaction.
-    fn write(&self, group: Vec<Vec<KeyWrite>>) -> Result<()> {
+    /// Never a conflict: the commit lock, held since `hold`, keeps other processes out.
+    fn write(&self, group: Vec<Vec<KeyWrite>>) -> Result<Written> {
         let trees = self.slot_trees();
         let result: std::result::Result<(), TransactionError<()>> = trees[..].transaction(|t| {
             for write in group.iter().flatten() {
@@ -182,7 +183,7 @@ impl GroupStorage for SledCore {
         }?;
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(())
+        Ok(Written::Done)
     }
 
     fn flush(&self) -> Result<()> {

@@ -246,3 +246,116 @@ fn opening_an_existing_catalog_creates_nothing() {
     schema.execute("INSERT INTO tributary_schema_version (version) VALUES (0)");
     assert!(PostgresStore::open_existing(&schema.url).unwrap().is_none());
 }
+
+/// Another process's transaction, held open on its own connection.
+struct Elsewhere(postgres::Client);
+
+impl Elsewhere {
+    /// Open a transaction that runs `sql` and bumps the catalog's version, as every
+    /// write does, holding the version row until [`commit`](Self::commit).
+    fn begin(schema: &PgSchema, sql: &str) -> Self {
+        let mut c = postgres::Client::connect(&schema.url, postgres::NoTls).unwrap();
+        c.batch_execute(&format!(
+            "BEGIN; {sql}; UPDATE tributary_state SET version = version + 1 WHERE id = 1"
+        ))
+        .unwrap();
+        Self(c)
+    }
+
+    fn commit(mut self) {
+        self.0.batch_execute("COMMIT").unwrap();
+    }
+
+    fn version(schema: &PgSchema) -> i64 {
+        let mut c = postgres::Client::connect(&schema.url, postgres::NoTls).unwrap();
+        c.query_one("SELECT version FROM tributary_state", &[])
+            .unwrap()
+            .get(0)
+    }
+
+    /// Wait until one of this process's catalog sessions waits for a lock.
+    fn wait_for_a_waiting_writer(&mut self) {
+        let name = tributary_catalog::postgres_application_name(std::process::id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self
+            .0
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                &[&name],
+            )
+            .unwrap()
+            .get::<_, i64>(0)
+            == 0
+        {
+            assert!(Instant::now() < deadline, "the write never waited");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+#[test]
+fn a_write_whose_checks_went_stale_is_checked_again() {
+    let schema = PgSchema::new();
+    let store = open(&schema);
+    store
+        .apply(vec![Change::PutTable(table("seed", None))])
+        .unwrap();
+    // Another process creates `orders` in a transaction it commits only once this
+    // store's write of `orders`, checked against the state before, waits behind it.
+    let other_id = tributary_catalog::new_table_id();
+    let mut other = Elsewhere::begin(
+        &schema,
+        &format!(
+            "INSERT INTO tributary_tables (id, name_key, name, profile_id, created_at, record)
+             SELECT '{other_id}', 'orders', 'orders', profile_id, created_at,
+                    replace(replace(record, id, '{other_id}'), '\"seed\"', '\"orders\"')
+             FROM tributary_tables WHERE name_key = 'seed'"
+        ),
+    );
+    let before = Elsewhere::version(&schema);
+    std::thread::scope(|s| {
+        let ours = s.spawn(|| store.apply(vec![Change::PutTable(table("ORDERS", None))]));
+        other.wait_for_a_waiting_writer();
+        other.commit();
+        // Checked again against the new state: the ordinary refusal, not a broken
+        // unique constraint.
+        let refused = ours.join().unwrap().unwrap_err();
+        assert!(
+            matches!(&refused, CatalogError::AlreadyExists { name, .. } if name == "ORDERS"),
+            "{refused}"
+        );
+    });
+    assert_eq!(
+        store.table_by_name("orders").unwrap().unwrap().id.as_str(),
+        other_id.as_str()
+    );
+    assert_eq!(Elsewhere::version(&schema), before + 1);
+
+    // A change that does not touch the write's checks: written on its second attempt,
+    // in one statement or (a key written twice) change by change.
+    for twice in [false, true] {
+        let mut other = Elsewhere::begin(&schema, "SELECT 1");
+        let before = Elsewhere::version(&schema);
+        std::thread::scope(|s| {
+            let ours = s.spawn(|| {
+                let t = table(&format!("fresh_{twice}"), None);
+                let mut changes = vec![Change::PutTable(t.clone())];
+                if twice {
+                    changes.push(Change::PutTable(t));
+                }
+                store.apply(changes)
+            });
+            other.wait_for_a_waiting_writer();
+            other.commit();
+            ours.join().unwrap().unwrap();
+        });
+        assert_eq!(Elsewhere::version(&schema), before + 2);
+        assert!(
+            store
+                .table_by_name(&format!("fresh_{twice}"))
+                .unwrap()
+                .is_some()
+        );
+    }
+}
