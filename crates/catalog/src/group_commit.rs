@@ -26,6 +26,7 @@ use std::pin::Pin;
 use std::sync::{Arc, mpsc};
 use std::task::{Context, Poll};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The most batches written in one group, so one transaction stays small.
 const MAX_GROUP: usize = 256;
@@ -62,6 +63,12 @@ pub(crate) trait GroupStorage {
     fn hold(&self, batches: &[Vec<Change>]) -> Result<()>;
     /// Called once the group is flushed, or failed, or had nothing to write.
     fn release(&self);
+    /// Called when no batch is waiting: work the storage put off (PostgreSQL sends at
+    /// most a few notifications a second); how soon it wants to be called again, if
+    /// nothing arrives before.
+    fn idle(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// A batch handed to a store, until it is durable or refused: `.await` it on an async
@@ -169,9 +176,23 @@ fn commit_loop<S: GroupStorage>(storage: &S, queue: &mpsc::Receiver<Job>) {
     let mut pending: VecDeque<Job> = VecDeque::new();
     loop {
         if pending.is_empty() {
-            match queue.recv() {
+            let next = match storage.idle() {
+                None => queue.recv().map_err(|mpsc::RecvError| true),
+                Some(wait) => queue.recv_timeout(wait).map_err(|e| match e {
+                    mpsc::RecvTimeoutError::Timeout => false,
+                    mpsc::RecvTimeoutError::Disconnected => true,
+                }),
+            };
+            match next {
                 Ok(job) => pending.push_back(job),
-                Err(mpsc::RecvError) => return,
+                // Every sender gone: do what was put off, and stop.
+                Err(true) => {
+                    while let Some(wait) = storage.idle() {
+                        std::thread::sleep(wait);
+                    }
+                    return;
+                }
+                Err(false) => continue,
             }
         }
         pending.extend(queue.try_iter());

@@ -1,57 +1,24 @@
-//! A whole group's writes to the PostgreSQL catalog in one statement: every upsert and
-//! delete as arrays, the version bump (only if the version is still the one the group
-//! was checked against) and the notification, so a group costs one round trip however
-//! many batches it holds. A group that touches one key twice (possible
-//! within a batch, where order matters) is written change by change instead (`None`).
+//! A whole group's writes to the PostgreSQL catalog in one statement: the claim of its
+//! keys (only if each still has the version its checks read, `pg_keys`), every upsert
+//! and delete as arrays and the bump of the writer's version slot, so a group costs one
+//! round trip however many batches it holds. A group that touches one
+//! row twice (possible within a batch, where order matters) is written change by change
+//! instead.
 
+use crate::pg_compose::Composed;
 use crate::pg_conn::PgConn;
+use crate::pg_keys::{Claim, lost_race};
 use crate::pg_write::CheckedBatch;
 use crate::store::{Change, name_key};
 use std::collections::{HashMap, HashSet};
 use tributary_types::Dependency;
 
-// `v` bumps the version only if it is still the one the group was checked against ($20;
-// NULL when the writer holds the version row's lock). Every other part runs only if `v`
-// did, so a group whose checks went stale writes nothing. The version row's lock, taken
-// by `v` and kept to the commit, orders this group's commit among every other writer's.
-const WRITE_GROUP: &str = "
-WITH
- v AS (UPDATE tributary_state SET version = version + 1
-       WHERE id = 1 AND ($20::int8 IS NULL OR version = $20) RETURNING version),
- dp AS (DELETE FROM tributary_profiles WHERE id = ANY($1) AND EXISTS (SELECT FROM v)),
- pp AS (INSERT INTO tributary_profiles (id, name_key, record)
-        SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) WHERE EXISTS (SELECT FROM v)
-        ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, record = EXCLUDED.record),
- dt AS (DELETE FROM tributary_tables WHERE id = ANY($5) AND EXISTS (SELECT FROM v)),
- pt AS (INSERT INTO tributary_tables (id, name_key, name, profile_id, created_at, record)
-        SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::text[])
-        WHERE EXISTS (SELECT FROM v)
-        ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
-          profile_id = EXCLUDED.profile_id, created_at = EXCLUDED.created_at,
-          record = EXCLUDED.record),
- dd AS (DELETE FROM tributary_definitions WHERE key = ANY($12) AND EXISTS (SELECT FROM v)),
- pd AS (INSERT INTO tributary_definitions (key, record)
-        SELECT * FROM unnest($13::text[], $14::text[]) WHERE EXISTS (SELECT FROM v)
-        ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record),
- dr AS (DELETE FROM tributary_readers
-        WHERE (dependency, reader) IN (SELECT * FROM unnest($15::text[], $16::text[]))
-          AND EXISTS (SELECT FROM v)),
- ar AS (INSERT INTO tributary_readers (dependency, reader)
-        SELECT * FROM unnest($17::text[], $18::text[]) WHERE EXISTS (SELECT FROM v)
-        ON CONFLICT DO NOTHING)
-SELECT version, pg_notify($19, version::text) FROM v";
-
-/// Bump the version if it is still `$1` (or whatever it is, `$1` NULL); the new version,
-/// or no row. The change-by-change path's first statement.
-pub(crate) const BUMP_VERSION: &str = "
-UPDATE tributary_state SET version = version + 1
- WHERE id = 1 AND ($1::int8 IS NULL OR version = $1) RETURNING version";
-
 /// What [`write_group`] came to.
 pub(crate) enum Bulk {
-    /// Written, at this new version.
-    Written(i64),
-    /// Nothing written: the version had moved on.
+    /// Written.
+    Written,
+    /// Nothing written: a key the checks read has moved on, or the statement lost a
+    /// race PostgreSQL caught (`pg_keys::lost_race`).
     Stale,
     /// Nothing written: the group touches a key twice, so it must be written change by
     /// change.
@@ -172,47 +139,106 @@ fn reader_edits(group: &[CheckedBatch]) -> (ReaderRows<'_>, ReaderRows<'_>) {
     (removed, added)
 }
 
-/// Write `group`, bump the version and notify `channel`, in one statement, provided the
-/// version is still `expected` (any, when `None`).
+/// Write `group` if its keys are still as its checks read them (`claim`, with the
+/// writer's version `slot`), and bump the slot, in one statement: the claim
+/// (`Claim::ctes`), then a part for each kind of row the group writes, each run only if
+/// the claim's last part, `v`, has a row.
 pub(crate) fn write_group(
     conn: &mut PgConn,
     group: &[CheckedBatch],
-    channel: &str,
-    expected: Option<i64>,
+    claim: &Claim<'_>,
+    slot: i32,
 ) -> Result<Bulk, postgres::Error> {
-    let Some(c) = Columns::of(group) else {
+    let Some(cols) = Columns::of(group) else {
         return Ok(Bulk::ChangeByChange);
     };
     let (removed, added) = reader_edits(group);
     let (removed_deps, removed_readers): (Vec<&str>, Vec<&str>) = removed.into_iter().unzip();
     let (added_deps, added_readers): (Vec<&str>, Vec<&str>) = added.into_iter().unzip();
-    let row = conn.query_opt(
-        WRITE_GROUP,
-        &[
-            &c.deleted_profiles,
-            &c.profile_ids,
-            &c.profile_names,
-            &c.profile_records,
-            &c.deleted_tables,
-            &c.table_ids,
-            &c.table_name_keys,
-            &c.table_names,
-            &c.table_profiles,
-            &c.table_created,
-            &c.table_records,
-            &c.deleted_definitions,
-            &c.definition_keys,
-            &c.definition_records,
-            &removed_deps,
-            &removed_readers,
-            &added_deps,
-            &added_readers,
-            &channel,
-            &expected,
-        ],
-    )?;
-    Ok(match row {
-        Some(row) => Bulk::Written(row.try_get(0)?),
-        None => Bulk::Stale,
-    })
+    let mut c = Composed::default();
+    let mut ctes = claim.ctes(&mut c, &slot);
+    const GATE: &str = "EXISTS (SELECT FROM v)";
+    if !cols.deleted_profiles.is_empty() {
+        let ids = c.param(&cols.deleted_profiles);
+        ctes.push(format!(
+            "dp AS (DELETE FROM tributary_profiles WHERE id = ANY({ids}) AND {GATE})"
+        ));
+    }
+    if !cols.profile_ids.is_empty() {
+        let (ids, names, records) = (
+            c.param(&cols.profile_ids),
+            c.param(&cols.profile_names),
+            c.param(&cols.profile_records),
+        );
+        ctes.push(format!(
+            "pp AS (INSERT INTO tributary_profiles (id, name_key, record)
+             SELECT * FROM unnest({ids}::text[], {names}::text[], {records}::text[]) WHERE {GATE}
+             ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, record = EXCLUDED.record)"
+        ));
+    }
+    if !cols.deleted_tables.is_empty() {
+        let ids = c.param(&cols.deleted_tables);
+        ctes.push(format!(
+            "dt AS (DELETE FROM tributary_tables WHERE id = ANY({ids}) AND {GATE})"
+        ));
+    }
+    if !cols.table_ids.is_empty() {
+        let columns = [
+            c.param(&cols.table_ids),
+            c.param(&cols.table_name_keys),
+            c.param(&cols.table_names),
+            c.param(&cols.table_profiles),
+        ];
+        let (created, records) = (c.param(&cols.table_created), c.param(&cols.table_records));
+        let [ids, name_keys, names, profiles] = columns;
+        ctes.push(format!(
+            "pt AS (INSERT INTO tributary_tables (id, name_key, name, profile_id, created_at, record)
+             SELECT * FROM unnest({ids}::text[], {name_keys}::text[], {names}::text[],
+                                  {profiles}::text[], {created}::int8[], {records}::text[])
+             WHERE {GATE}
+             ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
+               profile_id = EXCLUDED.profile_id, created_at = EXCLUDED.created_at,
+               record = EXCLUDED.record)"
+        ));
+    }
+    if !cols.deleted_definitions.is_empty() {
+        let keys = c.param(&cols.deleted_definitions);
+        ctes.push(format!(
+            "dd AS (DELETE FROM tributary_definitions WHERE key = ANY({keys}) AND {GATE})"
+        ));
+    }
+    if !cols.definition_keys.is_empty() {
+        let (keys, records) = (
+            c.param(&cols.definition_keys),
+            c.param(&cols.definition_records),
+        );
+        ctes.push(format!(
+            "pd AS (INSERT INTO tributary_definitions (key, record)
+             SELECT * FROM unnest({keys}::text[], {records}::text[]) WHERE {GATE}
+             ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record)"
+        ));
+    }
+    if !removed_deps.is_empty() {
+        let (deps, readers) = (c.param(&removed_deps), c.param(&removed_readers));
+        ctes.push(format!(
+            "dr AS (DELETE FROM tributary_readers
+             WHERE (dependency, reader) IN (SELECT * FROM unnest({deps}::text[], {readers}::text[]))
+               AND {GATE})"
+        ));
+    }
+    if !added_deps.is_empty() {
+        let (deps, readers) = (c.param(&added_deps), c.param(&added_readers));
+        ctes.push(format!(
+            "ar AS (INSERT INTO tributary_readers (dependency, reader)
+             SELECT * FROM unnest({deps}::text[], {readers}::text[]) WHERE {GATE}
+             ON CONFLICT DO NOTHING)"
+        ));
+    }
+    let sql = format!("WITH {}\nSELECT version FROM v", ctes.join(",\n"));
+    match conn.query_opt(&sql, c.params()) {
+        Ok(Some(_)) => Ok(Bulk::Written),
+        Ok(None) => Ok(Bulk::Stale),
+        Err(e) if lost_race(&e) => Ok(Bulk::Stale),
+        Err(e) => Err(e),
+    }
 }

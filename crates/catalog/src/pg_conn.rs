@@ -122,8 +122,13 @@ pub(crate) fn pg_detail(e: &postgres::Error) -> String {
 /// A connection and the statements prepared on it.
 pub(crate) struct PgConn {
     pub(crate) client: Client,
-    prepared: HashMap<&'static str, Statement>,
+    prepared: HashMap<String, Statement>,
 }
+
+/// The most statements a connection keeps prepared. Writes compose their statements
+/// from the parts a group needs, so there are a few dozen shapes, not one per group;
+/// should that ever not hold, the cache starts over rather than grow.
+const MAX_PREPARED: usize = 256;
 
 impl PgConn {
     pub(crate) fn new(client: Client) -> Self {
@@ -135,18 +140,21 @@ impl PgConn {
 
     /// `sql`, prepared once per connection (a query sent as text is parsed each time,
     /// which costs a round trip of its own).
-    pub(crate) fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+    pub(crate) fn statement(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
         if let Some(s) = self.prepared.get(sql) {
             return Ok(s.clone());
         }
         let s = self.client.prepare(sql)?;
-        self.prepared.insert(sql, s.clone());
+        if self.prepared.len() >= MAX_PREPARED {
+            self.prepared.clear();
+        }
+        self.prepared.insert(sql.to_string(), s.clone());
         Ok(s)
     }
 
     pub(crate) fn query(
         &mut self,
-        sql: &'static str,
+        sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<Vec<postgres::Row>, postgres::Error> {
         let s = self.statement(sql)?;
@@ -155,16 +163,25 @@ impl PgConn {
 
     pub(crate) fn query_opt(
         &mut self,
-        sql: &'static str,
+        sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<Option<postgres::Row>, postgres::Error> {
         let s = self.statement(sql)?;
         self.client.query_opt(&s, params)
     }
 
+    pub(crate) fn query_one(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<postgres::Row, postgres::Error> {
+        let s = self.statement(sql)?;
+        self.client.query_one(&s, params)
+    }
+
     pub(crate) fn execute(
         &mut self,
-        sql: &'static str,
+        sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<u64, postgres::Error> {
         let s = self.statement(sql)?;

@@ -1,10 +1,13 @@
 //! What a group's checks will ask the PostgreSQL catalog, read in one query before they
-//! run. Batches in a group have disjoint footprints, so the state before the group is the
-//! state every check in it sees. The rules (`record_rules`, `definition_rules`) ask by
-//! name, id and key; for each key asked here the answer is known, present or absent, and
-//! a question about any other key falls through to a query of its own (`None` below).
+//! run, with the version of each answer's key (`pg_keys`) in the same snapshot. Batches
+//! in a group have disjoint footprints, so the state before the group is the state every
+//! check in it sees. The rules (`record_rules`, `definition_rules`) ask by name, id and
+//! key; for each key asked here the answer is known, present or absent, and a question
+//! about any other key falls through to a query of its own (`None` below).
 
+use crate::pg_compose::Composed;
 use crate::pg_conn::PgConn;
+use crate::pg_keys as keys;
 use crate::store::{Change, name_key};
 use std::collections::{HashMap, HashSet};
 use tributary_types::{Dependency, Namespace};
@@ -20,6 +23,8 @@ struct Wanted {
     profile_names: HashSet<String>,
     definition_keys: HashSet<String>,
     reader_dependencies: HashSet<String>,
+    /// Dependencies whose readers' key a definition's new reads will bump.
+    read_dependencies: HashSet<String>,
 }
 
 impl Wanted {
@@ -51,6 +56,7 @@ impl Wanted {
                     w.definition_keys.insert(definition.key());
                     for read in &definition.reads {
                         w.definition_keys.insert(read.key());
+                        w.read_dependencies.insert(read.key());
                         if read.namespace == Namespace::Relation {
                             w.table_names.insert(name_key(&read.name));
                         }
@@ -73,6 +79,24 @@ impl Wanted {
     fn list(set: &HashSet<String>) -> Vec<&str> {
         set.iter().map(String::as_str).collect()
     }
+
+    /// The keys of the answers asked for (besides those of the rows found by id: see
+    /// `compose`).
+    fn keys(&self) -> HashSet<String> {
+        let mut out = HashSet::new();
+        out.extend(self.table_ids.iter().map(|id| keys::table(id)));
+        out.extend(self.table_names.iter().map(|n| keys::table_name(n)));
+        out.extend(self.table_profiles.iter().map(|id| keys::profile(id)));
+        out.extend(self.profile_ids.iter().map(|id| keys::profile(id)));
+        out.extend(self.profile_names.iter().map(|n| keys::profile_name(n)));
+        out.extend(self.definition_keys.iter().map(|k| keys::definition(k)));
+        let readers = self
+            .reader_dependencies
+            .iter()
+            .chain(&self.read_dependencies);
+        out.extend(readers.map(|k| keys::readers(k)));
+        out
+    }
 }
 
 /// A table row read ahead.
@@ -93,56 +117,140 @@ pub(crate) struct Prefetched {
     table_ids_by_name: HashMap<String, String>,
     profiles: HashMap<String, String>,
     profile_ids_by_name: HashMap<String, String>,
+    profile_names_by_id: HashMap<String, String>,
     definitions: HashMap<String, String>,
     readers: HashMap<String, Vec<String>>,
-    /// The catalog's version in the same snapshot: a write checked against these answers
-    /// is only valid while the version is still this one.
-    /// `None` if the version row is missing (a damaged catalog).
-    pub(crate) version: Option<i64>,
+    /// The keys looked up, each with its version if it has a row.
+    keys_looked: HashSet<String>,
+    key_versions: HashMap<String, i64>,
 }
 
-// One branch per index, so that even the generic plan of this prepared statement looks
-// each key up by its index (an OR of `= ANY` conditions is planned as a scan).
-const PREFETCH: &str = "
-SELECT 't', id, name_key, name, profile_id, record FROM tributary_tables WHERE id = ANY($1)
-UNION ALL
-SELECT 't', id, name_key, name, profile_id, record FROM tributary_tables WHERE name_key = ANY($2)
-UNION ALL
-SELECT 't', id, name_key, name, profile_id, NULL FROM tributary_tables WHERE profile_id = ANY($3)
-UNION ALL
-SELECT 'p', id, name_key, NULL, NULL, record FROM tributary_profiles WHERE id = ANY($4)
-UNION ALL
-SELECT 'p', id, name_key, NULL, NULL, record FROM tributary_profiles WHERE name_key = ANY($5)
-UNION ALL
-SELECT 'd', key, NULL, NULL, NULL, record FROM tributary_definitions WHERE key = ANY($6)
-UNION ALL
-SELECT 'r', dependency, reader, NULL, NULL, NULL
-  FROM tributary_readers WHERE dependency = ANY($7)
-UNION ALL
-SELECT 'v', version::text, NULL, NULL, NULL, NULL FROM tributary_state WHERE id = 1";
+/// The read-ahead query for `wanted`, composed of a branch for each kind of key asked.
+/// One branch per index, so that even the generic plan of the prepared statement looks
+/// each key up by its index (an OR of `= ANY` conditions is planned as a scan). Rows:
+/// kind, key, then three columns that depend on the kind, then a record.
+fn compose<'a>(wanted: &'a Lists<'a>) -> (String, Composed<'a>) {
+    let mut c = Composed::default();
+    let mut branches: Vec<String> = Vec::new();
+    let mut add =
+        |c: &mut Composed<'a>, list: &'a Vec<&'a str>, branch: &dyn Fn(&str) -> String| {
+            if !list.is_empty() {
+                let param = c.param(list);
+                branches.push(branch(&param));
+            }
+        };
+    add(&mut c, &wanted.table_ids, &|ids| {
+        // With each table's row, the keys its write bumps besides its id's: its name's
+        // (a table renamed or dropped frees its name) and its readers' (a dropped table
+        // is asked what reads it).
+        format!(
+            "SELECT 't', id, name_key, name, profile_id, record
+               FROM tributary_tables WHERE id = ANY({ids})
+             UNION ALL
+             SELECT 'k', k.key, k.version::text, NULL, NULL, NULL
+               FROM tributary_tables t JOIN tributary_keys k
+                 ON k.key IN ('tn:' || t.name_key, 'rd:r:' || t.name_key)
+              WHERE t.id = ANY({ids})"
+        )
+    });
+    add(&mut c, &wanted.table_names, &|names| {
+        format!(
+            "SELECT 't', id, name_key, name, profile_id, record
+               FROM tributary_tables WHERE name_key = ANY({names})"
+        )
+    });
+    add(&mut c, &wanted.table_profiles, &|profiles| {
+        format!(
+            "SELECT 't', id, name_key, name, profile_id, NULL
+               FROM tributary_tables WHERE profile_id = ANY({profiles})"
+        )
+    });
+    add(&mut c, &wanted.profile_ids, &|ids| {
+        // And the key of each profile's name, which a rename or drop frees.
+        format!(
+            "SELECT 'p', id, name_key, NULL, NULL, record
+               FROM tributary_profiles WHERE id = ANY({ids})
+             UNION ALL
+             SELECT 'k', k.key, k.version::text, NULL, NULL, NULL
+               FROM tributary_profiles p JOIN tributary_keys k ON k.key = 'pn:' || p.name_key
+              WHERE p.id = ANY({ids})"
+        )
+    });
+    add(&mut c, &wanted.profile_names, &|names| {
+        format!(
+            "SELECT 'p', id, name_key, NULL, NULL, record
+               FROM tributary_profiles WHERE name_key = ANY({names})"
+        )
+    });
+    add(&mut c, &wanted.definition_keys, &|keys| {
+        format!(
+            "SELECT 'd', key, NULL, NULL, NULL, record
+               FROM tributary_definitions WHERE key = ANY({keys})"
+        )
+    });
+    add(&mut c, &wanted.reader_dependencies, &|deps| {
+        format!(
+            "SELECT 'r', dependency, reader, NULL, NULL, NULL
+               FROM tributary_readers WHERE dependency = ANY({deps})"
+        )
+    });
+    add(&mut c, &wanted.keys, &|keys| {
+        format!(
+            "SELECT 'k', key, version::text, NULL, NULL, NULL
+               FROM tributary_keys WHERE key = ANY({keys})"
+        )
+    });
+    (branches.join("\nUNION ALL\n"), c)
+}
+
+/// [`Wanted`] as the query's array parameters.
+struct Lists<'a> {
+    table_ids: Vec<&'a str>,
+    table_names: Vec<&'a str>,
+    table_profiles: Vec<&'a str>,
+    profile_ids: Vec<&'a str>,
+    profile_names: Vec<&'a str>,
+    definition_keys: Vec<&'a str>,
+    reader_dependencies: Vec<&'a str>,
+    keys: Vec<&'a str>,
+}
 
 impl Prefetched {
-    /// Read what `batches` will be checked against, and the catalog's version, in one
-    /// round trip and one snapshot.
+    /// The keys of the answers [`read`](Self::read) asks for `batches` (besides those of
+    /// the rows it finds by id).
+    pub(crate) fn keys_of(batches: &[Vec<Change>]) -> HashSet<String> {
+        Wanted::of(batches).keys()
+    }
+
+    /// Read what `batches` will be checked against, and the version of every key of the
+    /// answers, in one round trip and one snapshot.
     pub(crate) fn read(
         conn: &mut PgConn,
         batches: &[Vec<Change>],
     ) -> Result<Self, postgres::Error> {
         let wanted = Wanted::of(batches);
-        let rows = conn.query(
-            PREFETCH,
-            &[
-                &Wanted::list(&wanted.table_ids),
-                &Wanted::list(&wanted.table_names),
-                &Wanted::list(&wanted.table_profiles),
-                &Wanted::list(&wanted.profile_ids),
-                &Wanted::list(&wanted.profile_names),
-                &Wanted::list(&wanted.definition_keys),
-                &Wanted::list(&wanted.reader_dependencies),
-            ],
-        )?;
+        let keys_asked = wanted.keys();
+        let lists = Lists {
+            table_ids: Wanted::list(&wanted.table_ids),
+            table_names: Wanted::list(&wanted.table_names),
+            table_profiles: Wanted::list(&wanted.table_profiles),
+            profile_ids: Wanted::list(&wanted.profile_ids),
+            profile_names: Wanted::list(&wanted.profile_names),
+            definition_keys: Wanted::list(&wanted.definition_keys),
+            reader_dependencies: Wanted::list(&wanted.reader_dependencies),
+            keys: Wanted::list(&keys_asked),
+        };
+        let (sql, composed) = compose(&lists);
+        let rows = if sql.is_empty() {
+            Vec::new()
+        } else {
+            conn.query(&sql, composed.params())?
+        };
+        drop(composed);
+        drop(lists);
         let mut p = Prefetched {
             wanted,
+            keys_looked: keys_asked,
             ..Prefetched::default()
         };
         for row in rows {
@@ -167,13 +275,19 @@ impl Prefetched {
                 }
                 "p" => {
                     let name_key: String = row.try_get(2)?;
-                    p.profile_ids_by_name.insert(name_key, key.clone());
+                    p.profile_ids_by_name.insert(name_key.clone(), key.clone());
+                    p.profile_names_by_id.insert(key.clone(), name_key);
                     p.profiles.insert(key, row.try_get(5)?);
                 }
                 "d" => {
                     p.definitions.insert(key, row.try_get(5)?);
                 }
-                "v" => p.version = key.parse().ok(),
+                "k" => {
+                    let version: String = row.try_get(2)?;
+                    if let Ok(version) = version.parse() {
+                        p.key_versions.insert(key, version);
+                    }
+                }
                 _ => {
                     let reader: String = row.try_get(2)?;
                     p.readers.entry(key).or_default().push(reader);
@@ -183,7 +297,32 @@ impl Prefetched {
         for readers in p.readers.values_mut() {
             readers.sort();
         }
+        let by_id = p
+            .tables
+            .values()
+            .filter(|t| p.wanted.table_ids.contains(&t.id));
+        let derived: Vec<String> = by_id
+            .flat_map(|t| {
+                let relation = Dependency::relation(&t.name).key();
+                [keys::table_name(&t.name), keys::readers(&relation)]
+            })
+            .chain(
+                p.profile_names_by_id
+                    .iter()
+                    .filter(|(id, _)| p.wanted.profile_ids.contains(*id))
+                    .map(|(_, name_key)| keys::profile_name(name_key)),
+            )
+            .collect();
+        p.keys_looked.extend(derived);
         Ok(p)
+    }
+
+    /// The version of `key` read ahead: `Some(None)` when it was looked up and has no
+    /// row, `None` when it was not looked up.
+    pub(crate) fn key_version(&self, key: &str) -> Option<Option<i64>> {
+        self.keys_looked
+            .contains(key)
+            .then(|| self.key_versions.get(key).copied())
     }
 
     /// The id of the table named `name_key`, if that name was read ahead.

@@ -7,7 +7,10 @@ use crate::pg_conn::{PgTarget, pg_detail};
 use postgres::Client;
 
 /// The migrations, in order; migration `i` brings the schema to version `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_catalog.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_catalog.sql"),
+    include_str!("../migrations/0002_key_versions.sql"),
+];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;

@@ -4,12 +4,12 @@
 //! Layout: the tables of `migrations/` (records as the same JSON documents the embedded
 //! store keeps, beside the columns they are looked up by). Reads run on a small pool of
 //! connections (`pg_conn`); writes are group-committed by the store's committer thread
-//! (`pg_write`), each group only if the catalog's version is still the one its checks
-//! read (or, after a conflict, behind a lock on the version row). Every commit bumps
-//! that version and notifies the catalog's channel: a listener thread
-//! raises [`CatalogStore::generation`] within moments, and [`CatalogStore::refresh`]
-//! reads the version outright, so no cache keyed by the generation outlives a change
-//! acknowledged by another process. Nothing is read at open beyond the schema version.
+//! (`pg_write`), each group only if the keys its checks read are unchanged (`pg_keys`).
+//! Every commit raises the catalog's version (the sum of its slots) and notifies the
+//! catalog's channel: a listener thread raises [`CatalogStore::generation`] within
+//! moments, and [`CatalogStore::refresh`] reads the version outright, so no cache keyed
+//! by the generation outlives a change acknowledged by another process. Nothing is read
+//! at open beyond the schema version and the catalog's version.
 
 use crate::error::{CatalogError, Result};
 use crate::group_commit::{Committer, PendingWrite};
@@ -21,7 +21,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tributary_types::{
@@ -44,16 +44,26 @@ pub(crate) struct PgShared {
     pub(crate) target: PgTarget,
     /// The notification channel of this catalog (one per database schema).
     pub(crate) channel: String,
-    /// The highest catalog version this process has seen.
-    version: AtomicU64,
+    /// The highest catalog version this process has read.
+    version: AtomicI64,
+    /// Counts the changes this process has noticed: [`CatalogStore::generation`].
+    generation: AtomicU64,
     readers: ReadPool,
 }
 
 impl PgShared {
-    /// Record that the catalog has reached `version` (versions only grow).
-    pub(crate) fn saw_version(&self, version: i64) {
-        self.version
-            .fetch_max(u64::try_from(version).unwrap_or(0), Ordering::SeqCst);
+    /// Record that the catalog has reached `version`; a version above any read before
+    /// means something changed. (Versions from different connections may arrive out of
+    /// order; a lower one says nothing.)
+    fn saw_version(&self, version: i64) {
+        if self.version.fetch_max(version, Ordering::SeqCst) < version {
+            self.changed();
+        }
+    }
+
+    /// Record that the catalog changed: this process committed, or another notified.
+    pub(crate) fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     fn read<T, F>(&self, read: F) -> Result<T>
@@ -101,14 +111,7 @@ impl PgShared {
     }
 
     fn current_version(&self) -> Result<i64> {
-        self.read(|c| {
-            Ok(
-                c.query_opt("SELECT version FROM tributary_state WHERE id = 1", &[])?
-                    .map(|r| r.try_get(0))
-                    .transpose()?
-                    .unwrap_or(0),
-            )
-        })
+        self.read(|c| c.query_one(crate::pg_keys::VERSION, &[])?.try_get(0))
     }
 }
 
@@ -183,10 +186,10 @@ impl PostgresStore {
         let shared = Arc::new(PgShared {
             readers: ReadPool::start(&target, READERS)?,
             channel,
-            version: AtomicU64::new(0),
+            version: AtomicI64::new(version),
+            generation: AtomicU64::new(0),
             target,
         });
-        shared.saw_version(version);
         let listener = Listener::start(shared.clone())?;
         let writer = Arc::new(PgWriter::new(shared.clone(), writer_conn));
         let committer = Committer::start(writer).map_err(|e| {
@@ -229,16 +232,19 @@ fn prepare(target: &PgTarget, opening: Opening) -> Result<Option<(PgConn, String
     }
     let row = client
         .query_one(
-            "SELECT current_schema()::text, (SELECT version FROM tributary_state WHERE id = 1)",
+            &format!(
+                "SELECT current_schema()::text, ({})",
+                crate::pg_keys::VERSION
+            ),
             &[],
         )
         .map_err(|e| target.error(e))?;
     let schema: Option<String> = row.try_get(0).map_err(|e| target.error(e))?;
-    let version: Option<i64> = row.try_get(1).map_err(|e| target.error(e))?;
+    let version: i64 = row.try_get(1).map_err(|e| target.error(e))?;
     Ok(Some((
         PgConn::new(client),
         channel_of(schema.as_deref().unwrap_or("public")),
-        version.unwrap_or(0),
+        version,
     )))
 }
 
@@ -287,8 +293,8 @@ impl Drop for Listener {
     }
 }
 
-/// Until told to stop: listen, and after any failure connect again and read the version
-/// outright (notifications sent while disconnected are lost).
+/// Until told to stop: listen, and after any failure connect again and count a change
+/// (notifications sent while disconnected are lost).
 fn listen_loop(shared: &PgShared, stop: &AtomicBool) {
     let quoted = format!("LISTEN \"{}\"", shared.channel.replace('"', "\"\""));
     while !stop.load(Ordering::SeqCst) {
@@ -300,22 +306,13 @@ fn listen_loop(shared: &PgShared, stop: &AtomicBool) {
             pause(stop, Duration::from_secs(1));
             continue;
         }
-        if let Ok(Some(row)) =
-            client.query_opt("SELECT version FROM tributary_state WHERE id = 1", &[])
-            && let Ok(version) = row.try_get(0)
-        {
-            shared.saw_version(version);
-        }
+        shared.changed();
         while !stop.load(Ordering::SeqCst) && !client.is_closed() {
             let mut notes = client.notifications();
             let mut waiting = notes.timeout_iter(LISTEN_TICK);
             let broke = loop {
                 match waiting.next() {
-                    Ok(Some(note)) => {
-                        if let Ok(version) = note.payload().parse::<i64>() {
-                            shared.saw_version(version);
-                        }
-                    }
+                    Ok(Some(_)) => shared.changed(),
                     Ok(None) => break false,
                     Err(_) => break true,
                 }
@@ -508,7 +505,7 @@ impl CatalogStore for PostgresStore {
     }
 
     fn generation(&self) -> u64 {
-        self.shared.version.load(Ordering::SeqCst)
+        self.shared.generation.load(Ordering::SeqCst)
     }
 
     fn location(&self) -> String {

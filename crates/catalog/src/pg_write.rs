@@ -1,48 +1,65 @@
 //! Writes to a PostgreSQL catalog: the committer's [`GroupStorage`]. Every batch is
 //! checked against the state it changes, by the shared `record_rules` and
-//! `definition_rules`, answered from one query that also reads the catalog's version.
+//! `definition_rules`, answered from one query that also reads the version of each
+//! answer's key (`pg_keys`); a question it did not foresee reads its key's version, then
+//! its answer.
 //!
-//! Optimistically, a group costs two round trips: that query, then one statement that
-//! writes the group only if the version is still the one read, bumps it and notifies the
-//! other processes, committed on its own (`pg_bulk`). Every write bumps the version, so
-//! an unchanged version proves nothing changed in between. If another process did write,
-//! nothing is written and the group goes round again; then, and for the next
-//! [`LOCKED_AFTER_CONFLICT`] groups, the writer first locks the version row in a
-//! transaction of its own, so processes that keep meeting take turns instead of failing.
+//! A group costs two round trips: that query, then one statement that claims the
+//! group's keys (each still at the version read: the ones it writes bumped, the others
+//! locked shared), writes the group only if they all were, bumps this writer's version
+//! slot and notifies the other processes, committed on its own (`pg_bulk`). Groups of
+//! different processes whose keys do not meet commit side by side. A group whose keys
+//! moved on writes nothing and goes round again; then the writer first locks the keys
+//! it will read, in a transaction of its own, so the next attempt cannot meet the same
+//! conflict.
 
 use crate::definition_rules::{DefinitionState, ReaderEdits};
 use crate::error::{CatalogError, Result};
 use crate::group_commit::{GroupStorage, Written};
-use crate::pg_bulk::{BUMP_VERSION, Bulk, write_group};
+use crate::pg_bulk::{Bulk, write_group};
 use crate::pg_conn::{PgConn, PgTarget};
+use crate::pg_keys::{self as keys, CLAIM_SLOT, KeySet, LOCK_KEYS, NOTIFY, claim_only, lost_race};
 use crate::pg_prefetch::Prefetched;
 use crate::pg_store::{PgShared, decode_row};
 use crate::record_rules::RecordState;
 use crate::records::encode;
 use crate::store::{Change, name_key};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 use tributary_types::{
     ConnectionProfile, ConnectionTable, Definition, Dependency, ProfileId, TableId,
 };
 
-/// Groups written under the version row's lock after a conflict, before trying the
+/// The least time between two notifications of this writer's commits. Every listening
+/// process wakes for each notification, and the server takes a database-wide lock to
+/// queue it, so a notification per commit cost 16 processes writing at once half their
+/// throughput; a change still reaches every listener within this, and every statement
+/// checks the catalog's version anyway.
+const NOTIFY_EVERY: Duration = Duration::from_millis(100);
+
+/// Groups written with their keys locked first after a conflict, before trying the
 /// optimistic path again.
-const LOCKED_AFTER_CONFLICT: u32 = 16;
+const LOCKED_AFTER_CONFLICT: u32 = 1;
 
 /// The committer's connection and the transaction it has open.
 #[derive(Default)]
 struct WriterState {
     conn: Option<PgConn>,
     in_transaction: bool,
-    /// Groups still to write under the version row's lock (after a conflict).
+    /// The version slot this writer's connection claimed (`pg_keys::CLAIM_SLOT`).
+    slot: Option<i32>,
+    /// Groups still to write with their keys locked first (after a conflict).
     locked_groups: u32,
-    /// The version the held group was checked against, when it is written
-    /// optimistically; `None` when the writer holds the version row's lock.
-    expected: Option<i64>,
-    /// The version the open transaction commits.
-    committing: Option<i64>,
+    /// Whether the group written is committed (or commits with the open transaction).
+    committing: bool,
     /// What the group's checks ask about, read when the group was held.
     prefetched: Option<Prefetched>,
+    /// The keys the batch being checked has read so far.
+    batch_keys: KeySet,
+    /// Whether a commit has not been notified to other processes yet.
+    notify_pending: bool,
+    /// When the last notification was sent.
+    last_notify: Option<Instant>,
 }
 
 /// The writing side of a PostgreSQL catalog, owned by its committer thread.
@@ -64,6 +81,8 @@ pub(crate) struct CheckedBatch {
     /// checking so that a record that cannot be encoded refuses its batch.
     pub(crate) records: Vec<Option<String>>,
     pub(crate) readers: ReaderEdits,
+    /// The keys the batch's checks read, and those it writes.
+    keys: KeySet,
 }
 
 impl PgWriter {
@@ -101,13 +120,107 @@ impl PgWriter {
         }
         if state.conn.is_none() {
             state.conn = Some(PgConn::new(self.target().connect()?));
+            state.slot = None;
         }
+        let state = &mut *state;
         let Some(conn) = state.conn.as_mut() else {
             return Err(CatalogError::Storage(
                 "internal error: no connection".into(),
             ));
         };
+        if state.slot.is_none() {
+            let row = conn
+                .query_one(CLAIM_SLOT.as_str(), &[&self.shared.channel])
+                .map_err(|e| self.target().error(e))?;
+            state.slot = Some(row.try_get(0).map_err(|e| self.target().error(e))?);
+        }
         f(conn).map_err(|e| self.target().error(e))
+    }
+
+    /// Note that the batch being checked reads `key`: its version read ahead, or else
+    /// read now (before the answer, so an answer newer than the version read shows as a
+    /// conflict when the write claims the key). Whether the version was read ahead, with
+    /// the answers read ahead; only then may one of those answers be used.
+    fn ask(&self, key: String) -> Result<bool> {
+        let (ahead, known) = {
+            let state = self.lock()?;
+            let ahead = state.prefetched.as_ref().and_then(|p| p.key_version(&key));
+            (ahead, state.batch_keys.has(&key))
+        };
+        if let Some(version) = ahead {
+            self.lock()?.batch_keys.read(key, version);
+            return Ok(true);
+        }
+        if !known {
+            let version = self.key_version_now(&key)?;
+            self.lock()?.batch_keys.read(key, version);
+        }
+        Ok(false)
+    }
+
+    /// The version `key` has now (`None`: no row).
+    fn key_version_now(&self, key: &str) -> Result<Option<i64>> {
+        let key = key.to_string();
+        self.with_conn(|c| {
+            c.query_opt("SELECT version FROM tributary_keys WHERE key = $1", &[&key])?
+                .map(|r| r.try_get(0))
+                .transpose()
+        })
+    }
+
+    /// The keys `changes` (checked) write, each noted as read: ids and names written,
+    /// names left by a rename or a drop, and the readers of what a definition starts or
+    /// stops reading.
+    fn written_keys(&self, changes: &[Change], readers: &ReaderEdits) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for change in changes {
+            match change {
+                Change::PutProfile(p) => {
+                    out.push(keys::profile(p.id.as_str()));
+                    out.push(keys::profile_name(&p.name));
+                    if let Some(old) = self.profile_record(&p.id)? {
+                        out.push(keys::profile_name(&old.name));
+                    }
+                }
+                Change::DeleteProfile(id) => {
+                    out.push(keys::profile(id.as_str()));
+                    if let Some(old) = self.profile_record(id)? {
+                        out.push(keys::profile_name(&old.name));
+                    }
+                }
+                Change::PutTable(t) => {
+                    out.push(keys::table(t.id.as_str()));
+                    out.push(keys::table_name(&t.name));
+                    if let Some(old) = DefinitionState::table_name(self, &t.id)? {
+                        out.push(keys::table_name(&old));
+                    }
+                }
+                Change::DeleteTable(id) => {
+                    out.push(keys::table(id.as_str()));
+                    if let Some(old) = DefinitionState::table_name(self, id)? {
+                        out.push(keys::table_name(&old));
+                    }
+                }
+                Change::PutDefinition { definition, .. } => {
+                    out.push(keys::definition(&definition.key()));
+                }
+                Change::DeleteDefinition(kind, name) => {
+                    let key = Dependency {
+                        namespace: kind.namespace(),
+                        name: name.clone(),
+                    }
+                    .key();
+                    out.push(keys::definition(&key));
+                }
+            }
+        }
+        for (dependency, _) in readers.remove.iter().chain(&readers.add) {
+            out.push(keys::readers(dependency));
+        }
+        for key in &out {
+            self.ask(key.clone())?;
+        }
+        Ok(out)
     }
 
     /// The answer read ahead for this group, if the question was foreseen.
@@ -220,6 +333,27 @@ impl PgWriter {
     }
 }
 
+impl PgWriter {
+    /// The rules' verdict on `changes`: their records' text, the reader-index edits and
+    /// the keys they write.
+    fn check_batch(&self, changes: &[Change]) -> Result<CheckedParts> {
+        crate::record_rules::check(self, changes)?;
+        let readers = crate::definition_rules::check(self, changes)?;
+        let written = self.written_keys(changes, &readers)?;
+        let records = changes.iter().map(record_text).collect::<Result<_>>()?;
+        Ok((records, readers, written))
+    }
+
+    /// The group wrote nothing: lock the keys of the next attempt first.
+    fn conflicted(&self) -> Result<Written> {
+        self.lock()?.locked_groups = LOCKED_AFTER_CONFLICT;
+        Ok(Written::Conflict)
+    }
+}
+
+/// A checked batch's records, reader-index edits and written keys.
+type CheckedParts = (Vec<Option<String>>, ReaderEdits, Vec<String>);
+
 /// The JSON text of a change's record, `None` for a deletion.
 fn record_text(change: &Change) -> Result<Option<String>> {
     let bytes = match change {
@@ -246,77 +380,81 @@ impl GroupStorage for PgWriter {
             locked
         };
         if locked {
+            // Statements in this transaction each read a snapshot taken after the locks
+            // are granted, so what the checks read ahead cannot change before COMMIT.
+            let mut wanted: Vec<String> = Prefetched::keys_of(batches).into_iter().collect();
+            wanted.sort();
             self.with_conn(|c| {
-                c.client.batch_execute(
-                    "BEGIN; SELECT version FROM tributary_state WHERE id = 1 FOR UPDATE",
-                )
+                c.client.batch_execute("BEGIN")?;
+                c.execute(LOCK_KEYS, &[&wanted])
             })?;
             self.lock()?.in_transaction = true;
         }
         let prefetched = self.with_conn(|c| Prefetched::read(c, batches))?;
-        let version = prefetched.version.ok_or_else(|| {
-            CatalogError::Storage(format!(
-                "catalog '{}' has lost its version row; restore it from a backup",
-                self.target().shown
-            ))
-        })?;
-        let mut state = self.lock()?;
-        state.expected = (!locked).then_some(version);
-        state.prefetched = Some(prefetched);
+        self.lock()?.prefetched = Some(prefetched);
         Ok(())
     }
 
     fn check(&self, changes: &[Change]) -> Result<CheckedBatch> {
-        crate::record_rules::check(self, changes)?;
-        let readers = crate::definition_rules::check(self, changes)?;
+        self.lock()?.batch_keys = KeySet::default();
+        let checked = self.check_batch(changes);
+        let keys = std::mem::take(&mut self.lock()?.batch_keys);
+        let (records, readers, written) = checked?;
+        let mut keys = keys;
+        for key in written {
+            keys.write(key);
+        }
         Ok(CheckedBatch {
-            records: changes.iter().map(record_text).collect::<Result<_>>()?,
+            records,
             changes: changes.to_vec(),
             readers,
+            keys,
         })
     }
 
-    fn write(&self, group: Vec<CheckedBatch>) -> Result<Written> {
-        let channel = self.shared.channel.clone();
-        let (expected, in_transaction) = {
+    fn write(&self, mut group: Vec<CheckedBatch>) -> Result<Written> {
+        let mut keys = KeySet::default();
+        for batch in &mut group {
+            keys.merge(std::mem::take(&mut batch.keys));
+        }
+        if keys.torn() {
+            return self.conflicted();
+        }
+        let claim = keys.claim();
+        let (slot, in_transaction) = {
             let state = self.lock()?;
-            (state.expected, state.in_transaction)
+            (state.slot.unwrap_or(0), state.in_transaction)
         };
-        let bulk = self.with_conn(|c| write_group(c, &group, &channel, expected))?;
+        let bulk = self.with_conn(|c| write_group(c, &group, &claim, slot))?;
         let written = match bulk {
-            Bulk::Written(version) => Some(version),
-            Bulk::Stale => None,
+            Bulk::Written => true,
+            Bulk::Stale => false,
             Bulk::ChangeByChange => {
                 if !in_transaction {
                     self.with_conn(|c| c.client.batch_execute("BEGIN"))?;
                     self.lock()?.in_transaction = true;
                 }
                 self.with_conn(|c| {
-                    let Some(row) = c.query_opt(BUMP_VERSION, &[&expected])? else {
-                        return Ok(None);
-                    };
-                    let version: i64 = row.try_get(0)?;
+                    let (sql, composed) = claim_only(&claim, &slot);
+                    let claimed = c.query_opt(&sql, composed.params());
+                    match claimed {
+                        Ok(Some(_)) => {}
+                        Ok(None) => return Ok(false),
+                        Err(e) if lost_race(&e) => return Ok(false),
+                        Err(e) => return Err(e),
+                    }
                     for batch in &group {
                         Self::write_batch(c, batch)?;
                     }
-                    c.execute(
-                        "SELECT pg_notify($1, $2)",
-                        &[&channel, &version.to_string()],
-                    )?;
-                    Ok(Some(version))
+                    Ok(true)
                 })?
             }
         };
-        let mut state = self.lock()?;
-        match written {
-            Some(version) => {
-                state.committing = Some(version);
-                Ok(Written::Done)
-            }
-            None => {
-                state.locked_groups = LOCKED_AFTER_CONFLICT;
-                Ok(Written::Conflict)
-            }
+        if written {
+            self.lock()?.committing = true;
+            Ok(Written::Done)
+        } else {
+            self.conflicted()
         }
     }
 
@@ -327,21 +465,51 @@ impl GroupStorage for PgWriter {
         if self.lock()?.in_transaction {
             self.with_conn(|c| c.client.batch_execute("COMMIT"))?;
         }
-        let mut state = self.lock()?;
-        state.in_transaction = false;
-        if let Some(version) = state.committing.take() {
-            self.shared.saw_version(version);
+        let committed = {
+            let mut state = self.lock()?;
+            state.in_transaction = false;
+            std::mem::take(&mut state.committing)
+        };
+        if committed {
+            self.shared.changed();
+            self.lock()?.notify_pending = true;
+            // The group is durable whatever becomes of its notification.
+            let _ = self.idle();
         }
         Ok(())
+    }
+
+    fn idle(&self) -> Option<Duration> {
+        let last = {
+            let state = self.state.lock().ok()?;
+            if !state.notify_pending {
+                return None;
+            }
+            state.last_notify
+        };
+        if let Some(last) = last {
+            let wait = (last + NOTIFY_EVERY).saturating_duration_since(Instant::now());
+            if !wait.is_zero() {
+                return Some(wait);
+            }
+        }
+        // A process that misses this (a broken connection) still sees the change at its
+        // next statement's version check.
+        let channel = self.shared.channel.clone();
+        let _ = self.with_conn(|c| c.execute(NOTIFY, &[&channel]));
+        let mut state = self.state.lock().ok()?;
+        state.notify_pending = false;
+        state.last_notify = Some(Instant::now());
+        None
     }
 
     fn release(&self) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        state.committing = None;
+        state.committing = false;
         state.prefetched = None;
-        state.expected = None;
+        state.batch_keys = KeySet::default();
         if state.in_transaction {
             state.in_transaction = false;
             // A group that failed or wrote nothing: undo it. A connection that cannot
@@ -360,7 +528,9 @@ impl GroupStorage for PgWriter {
 impl RecordState for PgWriter {
     fn profile_id_named(&self, name: &str) -> Result<Option<String>> {
         let key = name_key(name);
-        if let Some(answer) = self.foreseen(|p| p.profile_id_named(&key))? {
+        if self.ask(keys::profile_name(name))?
+            && let Some(answer) = self.foreseen(|p| p.profile_id_named(&key))?
+        {
             return Ok(answer);
         }
         self.text_at(
@@ -371,14 +541,18 @@ impl RecordState for PgWriter {
 
     fn table_id_named(&self, name: &str) -> Result<Option<String>> {
         let key = name_key(name);
-        if let Some(answer) = self.foreseen(|p| p.table_id_named(&key))? {
+        if self.ask(keys::table_name(name))?
+            && let Some(answer) = self.foreseen(|p| p.table_id_named(&key))?
+        {
             return Ok(answer);
         }
         self.text_at("SELECT id FROM tributary_tables WHERE name_key = $1", &key)
     }
 
     fn profile_exists(&self, id: &str) -> Result<bool> {
-        if let Some(answer) = self.foreseen(|p| p.profile_record(id).map(|r| r.is_some()))? {
+        if self.ask(keys::profile(id))?
+            && let Some(answer) = self.foreseen(|p| p.profile_record(id).map(|r| r.is_some()))?
+        {
             return Ok(answer);
         }
         Ok(self
@@ -388,7 +562,9 @@ impl RecordState for PgWriter {
 
     fn profile_record(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>> {
         let (what, key) = ("connection profile", id.as_str());
-        if let Some(answer) = self.foreseen_record(what, key, |p| p.profile_record(key))? {
+        if self.ask(keys::profile(key))?
+            && let Some(answer) = self.foreseen_record(what, key, |p| p.profile_record(key))?
+        {
             return Ok(answer);
         }
         self.record_at(
@@ -400,7 +576,9 @@ impl RecordState for PgWriter {
 
     fn table_record(&self, id: &TableId) -> Result<Option<ConnectionTable>> {
         let key = id.as_str();
-        if let Some(answer) = self.foreseen_record("table", key, |p| p.table_record(key))? {
+        if self.ask(keys::table(key))?
+            && let Some(answer) = self.foreseen_record("table", key, |p| p.table_record(key))?
+        {
             return Ok(answer);
         }
         self.record_at(
@@ -411,7 +589,10 @@ impl RecordState for PgWriter {
     }
 
     fn tables_using(&self, profile: &ProfileId) -> Result<Vec<TableId>> {
-        if let Some(ids) = self.foreseen(|p| p.tables_using(profile.as_str()))? {
+        // Keyed by the profile: see `pg_keys` for why a creation racing this is caught.
+        if self.ask(keys::profile(profile.as_str()))?
+            && let Some(ids) = self.foreseen(|p| p.tables_using(profile.as_str()))?
+        {
             return Ok(ids.iter().filter_map(|id| TableId::parse(id)).collect());
         }
         let profile = profile.as_str().to_string();
@@ -430,7 +611,9 @@ impl RecordState for PgWriter {
 
 impl DefinitionState for PgWriter {
     fn table_name(&self, id: &TableId) -> Result<Option<String>> {
-        if let Some(answer) = self.foreseen(|p| p.table_name(id.as_str()))? {
+        if self.ask(keys::table(id.as_str()))?
+            && let Some(answer) = self.foreseen(|p| p.table_name(id.as_str()))?
+        {
             return Ok(answer);
         }
         self.text_at(
@@ -446,7 +629,9 @@ impl DefinitionState for PgWriter {
     }
 
     fn definition_at(&self, key: &str) -> Result<Option<Definition>> {
-        if let Some(answer) = self.foreseen_record("definition", key, |p| p.definition(key))? {
+        if self.ask(keys::definition(key))?
+            && let Some(answer) = self.foreseen_record("definition", key, |p| p.definition(key))?
+        {
             return Ok(answer);
         }
         self.record_at(
@@ -457,7 +642,9 @@ impl DefinitionState for PgWriter {
     }
 
     fn reader_keys(&self, dependency_key: &str) -> Result<Vec<String>> {
-        if let Some(keys) = self.foreseen(|p| p.reader_keys(dependency_key))? {
+        if self.ask(keys::readers(dependency_key))?
+            && let Some(keys) = self.foreseen(|p| p.reader_keys(dependency_key))?
+        {
             return Ok(keys);
         }
         let key = dependency_key.to_string();

@@ -5,24 +5,11 @@
 
 mod common;
 
-use common::{reopen, stores, table};
+use common::{reopen, stores, table, view};
 use tributary_catalog::{CatalogError, CatalogStore, Change};
 use tributary_types::{
     Definition, DefinitionBody, DefinitionKind, Dependency, FunctionArg, FunctionSignature,
 };
-
-fn view(name: &str, reads: &[Dependency]) -> Definition {
-    Definition::new(
-        name.into(),
-        DefinitionBody::View {
-            query: "SELECT 1".into(),
-            columns: vec![],
-            depth: 1,
-        },
-        reads.to_vec(),
-        1,
-    )
-}
 
 fn function(name: &str) -> Definition {
     Definition::new(

@@ -7,9 +7,10 @@
 
 mod common;
 
-use common::{PgSchema, profile, table};
+use common::{PgSchema, profile, table, view};
 use std::time::{Duration, Instant};
 use tributary_catalog::{CatalogError, CatalogStore, Change, PostgresStore};
+use tributary_types::{DefinitionKind, Dependency};
 
 fn open(schema: &PgSchema) -> PostgresStore {
     PostgresStore::open(&schema.url).unwrap()
@@ -251,14 +252,26 @@ fn opening_an_existing_catalog_creates_nothing() {
 struct Elsewhere(postgres::Client);
 
 impl Elsewhere {
-    /// Open a transaction that runs `sql` and bumps the catalog's version, as every
-    /// write does, holding the version row until [`commit`](Self::commit).
-    fn begin(schema: &PgSchema, sql: &str) -> Self {
+    /// Open a transaction that runs `sql`, bumps the catalog keys `bumped` and locks
+    /// `shared` for share, and raises the catalog's version, as every write does, holding
+    /// them until [`commit`](Self::commit).
+    fn begin(schema: &PgSchema, sql: &str, bumped: &[&str], shared: &[&str]) -> Self {
         let mut c = postgres::Client::connect(&schema.url, postgres::NoTls).unwrap();
-        c.batch_execute(&format!(
-            "BEGIN; {sql}; UPDATE tributary_state SET version = version + 1 WHERE id = 1"
-        ))
+        c.batch_execute(&format!("BEGIN; {sql}")).unwrap();
+        c.execute(
+            "INSERT INTO tributary_keys (key, version) SELECT unnest($1::text[]), 1
+             ON CONFLICT (key) DO UPDATE SET version = tributary_keys.version + 1",
+            &[&bumped],
+        )
         .unwrap();
+        c.execute(
+            "SELECT FROM tributary_keys WHERE key = ANY($1) FOR SHARE",
+            &[&shared],
+        )
+        .unwrap();
+        // The last slot: a store's writer claims the first free one.
+        c.batch_execute("UPDATE tributary_version_slots SET version = version + 1 WHERE slot = 63")
+            .unwrap();
         Self(c)
     }
 
@@ -268,9 +281,12 @@ impl Elsewhere {
 
     fn version(schema: &PgSchema) -> i64 {
         let mut c = postgres::Client::connect(&schema.url, postgres::NoTls).unwrap();
-        c.query_one("SELECT version FROM tributary_state", &[])
-            .unwrap()
-            .get(0)
+        c.query_one(
+            "SELECT sum(version)::int8 FROM tributary_version_slots",
+            &[],
+        )
+        .unwrap()
+        .get(0)
     }
 
     /// Wait until one of this process's catalog sessions waits for a lock.
@@ -312,6 +328,8 @@ fn a_write_whose_checks_went_stale_is_checked_again() {
                     replace(replace(record, id, '{other_id}'), '\"seed\"', '\"orders\"')
              FROM tributary_tables WHERE name_key = 'seed'"
         ),
+        &["tn:orders", &format!("t:{other_id}")],
+        &[],
     );
     let before = Elsewhere::version(&schema);
     std::thread::scope(|s| {
@@ -331,31 +349,117 @@ fn a_write_whose_checks_went_stale_is_checked_again() {
         other_id.as_str()
     );
     assert_eq!(Elsewhere::version(&schema), before + 1);
+}
 
-    // A change that does not touch the write's checks: written on its second attempt,
-    // in one statement or (a key written twice) change by change.
+#[test]
+fn writes_whose_keys_do_not_meet_do_not_wait_for_each_other() {
+    let schema = PgSchema::new();
+    let store = open(&schema);
+    let p = profile("prod");
+    store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+    let on_prod = format!("p:{}", p.id);
+    // Another process is creating a table on `prod` (its profile's key locked shared)
+    // and holds the keys of its own table, uncommitted.
+    let other = Elsewhere::begin(&schema, "SELECT 1", &["tn:theirs", "t:theirs"], &[&on_prod]);
+    let before = Elsewhere::version(&schema);
+    // Tables on the same profile, written in one statement or (a row written twice)
+    // change by change: neither waits for the other process.
     for twice in [false, true] {
-        let mut other = Elsewhere::begin(&schema, "SELECT 1");
-        let before = Elsewhere::version(&schema);
-        std::thread::scope(|s| {
-            let ours = s.spawn(|| {
-                let t = table(&format!("fresh_{twice}"), None);
-                let mut changes = vec![Change::PutTable(t.clone())];
-                if twice {
-                    changes.push(Change::PutTable(t));
-                }
-                store.apply(changes)
+        let t = table(&format!("ours_{twice}"), Some(&p.id));
+        let mut changes = vec![Change::PutTable(t.clone())];
+        if twice {
+            changes.push(Change::PutTable(t));
+        }
+        let (done, outcome) = std::sync::mpsc::channel();
+        let pending = store.submit(changes);
+        std::thread::spawn(move || done.send(pending.wait()));
+        outcome
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the write waited for an unrelated transaction")
+            .unwrap();
+    }
+    other.commit();
+    assert_eq!(Elsewhere::version(&schema), before + 3);
+    assert_eq!(store.dependents(&p.id).unwrap().len(), 2);
+}
+
+#[test]
+fn a_view_and_a_table_racing_for_one_name_never_both_win() {
+    let schema = PgSchema::new();
+    let stores: Vec<PostgresStore> = (0..2).map(|_| open(&schema)).collect();
+    stores[0]
+        .apply(vec![Change::PutTable(table("base", None))])
+        .unwrap();
+    for round in 0..25 {
+        let name = format!("thing{round}");
+        let start = std::sync::Barrier::new(2);
+        let (as_table, as_view) = std::thread::scope(|s| {
+            let t = s.spawn(|| {
+                let t = table(&name, None);
+                start.wait();
+                stores[0].apply(vec![Change::PutTable(t)])
             });
-            other.wait_for_a_waiting_writer();
-            other.commit();
-            ours.join().unwrap().unwrap();
+            let v = s.spawn(|| {
+                let v = view(&name.to_uppercase(), &[Dependency::relation("base")]);
+                start.wait();
+                stores[1].apply(vec![Change::PutDefinition {
+                    definition: v,
+                    replace: false,
+                }])
+            });
+            (t.join().unwrap(), v.join().unwrap())
         });
-        assert_eq!(Elsewhere::version(&schema), before + 2);
         assert!(
-            store
-                .table_by_name(&format!("fresh_{twice}"))
-                .unwrap()
-                .is_some()
+            as_table.is_ok() != as_view.is_ok(),
+            "round {round}: {as_table:?} {as_view:?}"
         );
+        let lost = as_table.err().or(as_view.err()).unwrap();
+        assert!(matches!(lost, CatalogError::AlreadyExists { .. }), "{lost}");
+        let table_there = stores[1].table_by_name(&name).unwrap().is_some();
+        let view_there = stores[0]
+            .definition(DefinitionKind::View, &name)
+            .unwrap()
+            .is_some();
+        assert!(table_there != view_there, "round {round}");
+    }
+}
+
+#[test]
+fn dropping_a_table_while_a_view_on_it_is_created_never_dangles() {
+    let schema = PgSchema::new();
+    let stores: Vec<PostgresStore> = (0..2).map(|_| open(&schema)).collect();
+    for round in 0..25 {
+        let t = table(&format!("base{round}"), None);
+        stores[0].apply(vec![Change::PutTable(t.clone())]).unwrap();
+        let start = std::sync::Barrier::new(2);
+        let (dropped, viewed) = std::thread::scope(|s| {
+            let d = s.spawn(|| {
+                start.wait();
+                stores[0].apply(vec![Change::DeleteTable(t.id.clone())])
+            });
+            let v = s.spawn(|| {
+                let v = view(&format!("v{round}"), &[Dependency::relation(&t.name)]);
+                start.wait();
+                stores[1].apply(vec![Change::PutDefinition {
+                    definition: v,
+                    replace: false,
+                }])
+            });
+            (d.join().unwrap(), v.join().unwrap())
+        });
+        let table_there = stores[1].table(&t.id).unwrap().is_some();
+        let view_there = stores[0]
+            .definition(DefinitionKind::View, &format!("v{round}"))
+            .unwrap()
+            .is_some();
+        match (&dropped, &viewed) {
+            (Ok(()), Err(CatalogError::NotFound { .. })) => {
+                assert!(!table_there && !view_there, "round {round}")
+            }
+            (Err(CatalogError::ReadBy { .. }), Ok(())) => {
+                assert!(table_there && view_there, "round {round}")
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
     }
 }

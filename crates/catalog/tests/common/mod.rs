@@ -9,7 +9,8 @@ use tributary_catalog::{
     CatalogStore, LockWait, OverlayStore, PostgresStore, SledStore, new_profile_id, new_table_id,
 };
 use tributary_types::{
-    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ConnectionType, ProfileId,
+    CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, ConnectionType, Definition,
+    DefinitionBody, Dependency, ProfileId,
 };
 
 pub fn profile(name: &str) -> ConnectionProfile {
@@ -35,6 +36,20 @@ pub fn table(name: &str, profile: Option<&ProfileId>) -> ConnectionTable {
         updated_at: 1,
         ..ConnectionTable::new(new_table_id(), name, "kafka", ConnectionType::Source)
     }
+}
+
+/// A view reading `reads`.
+pub fn view(name: &str, reads: &[Dependency]) -> Definition {
+    Definition::new(
+        name.into(),
+        DefinitionBody::View {
+            query: "SELECT 1".into(),
+            columns: vec![],
+            depth: 1,
+        },
+        reads.to_vec(),
+        1,
+    )
 }
 
 /// Open a catalog a store of this process has just closed. sled's threads may hold its
