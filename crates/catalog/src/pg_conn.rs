@@ -100,8 +100,14 @@ impl PgTarget {
         // every table until the next ANALYZE: index scans are what is wanted at any size.
         // And one plan per statement, made once: left to choose, the server re-planned
         // the group's read-ahead query (seven branches) at every call, 0.4 ms each.
+        // A disabled scan still costs 10^10 in the planner's eyes when it is the only
+        // way (the 64 version slots are summed by one), which crosses the JIT threshold:
+        // the version check took 30 ms of compiling. No catalog query is big enough for
+        // JIT to pay.
         client
-            .batch_execute("SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan")
+            .batch_execute(
+                "SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan; SET jit = off",
+            )
             .map_err(unreachable)?;
         Ok(client)
     }
