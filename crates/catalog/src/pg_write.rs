@@ -6,8 +6,9 @@
 //!
 //! A group costs two round trips: that query, then one statement that claims the
 //! group's keys (each still at the version read: the ones it writes bumped, the others
-//! locked shared), writes the group only if they all were, bumps this writer's version
-//! slot and notifies the other processes, committed on its own (`pg_bulk`). Groups of
+//! locked shared), writes the group only if they all were and bumps this writer's
+//! version slot, committed on its own (`pg_bulk`); other processes are notified apart,
+//! at most every [`NOTIFY_EVERY`], when the committer is idle. Groups of
 //! different processes whose keys do not meet commit side by side. A group whose keys
 //! moved on writes nothing and goes round again; then the writer first locks the keys
 //! it will read, in a transaction of its own, so the next attempt cannot meet the same
