@@ -65,8 +65,9 @@ pub(crate) trait GroupStorage {
     fn release(&self);
     /// Called when no batch is waiting: work the storage put off (PostgreSQL sends at
     /// most a few notifications a second); how soon it wants to be called again, if
-    /// nothing arrives before.
-    fn idle(&self) -> Option<Duration> {
+    /// nothing arrives before. `stopping`: the store is closing, so do it all now.
+    fn idle(&self, stopping: bool) -> Option<Duration> {
+        let _ = stopping;
         None
     }
 }
@@ -176,7 +177,7 @@ fn commit_loop<S: GroupStorage>(storage: &S, queue: &mpsc::Receiver<Job>) {
     let mut pending: VecDeque<Job> = VecDeque::new();
     loop {
         if pending.is_empty() {
-            let next = match storage.idle() {
+            let next = match storage.idle(false) {
                 None => queue.recv().map_err(|mpsc::RecvError| true),
                 Some(wait) => queue.recv_timeout(wait).map_err(|e| match e {
                     mpsc::RecvTimeoutError::Timeout => false,
@@ -187,9 +188,7 @@ fn commit_loop<S: GroupStorage>(storage: &S, queue: &mpsc::Receiver<Job>) {
                 Ok(job) => pending.push_back(job),
                 // Every sender gone: do what was put off, and stop.
                 Err(true) => {
-                    while let Some(wait) = storage.idle() {
-                        std::thread::sleep(wait);
-                    }
+                    storage.idle(true);
                     return;
                 }
                 Err(false) => continue,

@@ -475,12 +475,12 @@ impl GroupStorage for PgWriter {
             self.shared.changed();
             self.lock()?.notify_pending = true;
             // The group is durable whatever becomes of its notification.
-            let _ = self.idle();
+            let _ = self.idle(false);
         }
         Ok(())
     }
 
-    fn idle(&self) -> Option<Duration> {
+    fn idle(&self, stopping: bool) -> Option<Duration> {
         let last = {
             let state = self.state.lock().ok()?;
             if !state.notify_pending {
@@ -488,7 +488,7 @@ impl GroupStorage for PgWriter {
             }
             state.last_notify
         };
-        if let Some(last) = last {
+        if let Some(last) = last.filter(|_| !stopping) {
             let wait = (last + NOTIFY_EVERY).saturating_duration_since(Instant::now());
             if !wait.is_zero() {
                 return Some(wait);

@@ -153,6 +153,43 @@ fn a_change_made_elsewhere_raises_the_generation_within_a_second() {
     assert!(reader.generation() > before);
 }
 
+/// Wait up to a second for `store`'s generation to reach `at_least`.
+fn await_generation(store: &PostgresStore, at_least: u64, what: &str) {
+    let started = Instant::now();
+    while store.generation() < at_least {
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{what}: generation {} after a second, wanted {at_least}",
+            store.generation()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_store_closed_right_after_a_write_still_notifies_it() {
+    let schema = PgSchema::new();
+    let (writer, reader) = (open(&schema), open(&schema));
+    // Once the reader has heard one notification, its listener is up.
+    let before = reader.generation();
+    writer
+        .apply(vec![Change::PutProfile(profile("prod"))])
+        .unwrap();
+    await_generation(&reader, before + 1, "first notification");
+    std::thread::sleep(Duration::from_millis(150));
+    let before = reader.generation();
+    // The first is notified at once; the second falls within the notification
+    // interval and is put off, and the store closes before the interval ends.
+    writer
+        .apply(vec![Change::PutTable(table("a", None))])
+        .unwrap();
+    writer
+        .apply(vec![Change::PutTable(table("b", None))])
+        .unwrap();
+    drop(writer);
+    await_generation(&reader, before + 2, "the closing store's last write");
+}
+
 #[test]
 fn the_catalog_persists_and_a_newer_schema_is_refused() {
     let schema = PgSchema::new();
