@@ -253,6 +253,7 @@ impl Prefetched {
             keys_looked: keys_asked,
             ..Prefetched::default()
         };
+        let mut unreadable = Vec::new();
         for row in rows {
             let kind: &str = row.try_get(0)?;
             let key: String = row.try_get(1)?;
@@ -283,9 +284,15 @@ impl Prefetched {
                     p.definitions.insert(key, row.try_get(5)?);
                 }
                 "k" => {
+                    // The version comes as text (the branches share their columns'
+                    // types); one that does not read as a number is not taken as
+                    // known, so the check reads it on its own.
                     let version: String = row.try_get(2)?;
-                    if let Ok(version) = version.parse() {
-                        p.key_versions.insert(key, version);
+                    match version.parse() {
+                        Ok(version) => {
+                            p.key_versions.insert(key, version);
+                        }
+                        Err(_) => unreadable.push(key),
                     }
                 }
                 _ => {
@@ -314,6 +321,9 @@ impl Prefetched {
             )
             .collect();
         p.keys_looked.extend(derived);
+        for key in &unreadable {
+            p.keys_looked.remove(key);
+        }
         Ok(p)
     }
 
@@ -393,5 +403,26 @@ impl Prefetched {
             .reader_dependencies
             .contains(dependency)
             .then(|| self.readers.get(dependency).cloned().unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The read-ahead derives the keys a table or profile row's change bumps in SQL
+    /// (`'tn:' || name_key`, `'rd:r:' || name_key`, `'pn:' || name_key`); they must be
+    /// the keys `pg_keys` names in Rust, or a key read ahead would look absent.
+    #[test]
+    fn keys_derived_in_sql_are_the_keys_pg_keys_names() {
+        let name = "Orders_ÄÖ";
+        let stored = name_key(name);
+        assert_eq!(keys::table_name(name), format!("tn:{stored}"));
+        assert_eq!(
+            keys::readers(&Dependency::relation(name).key()),
+            format!("rd:r:{stored}")
+        );
+        assert_eq!(keys::profile_name(&stored), format!("pn:{stored}"));
+        assert_eq!(keys::profile_name(name), format!("pn:{stored}"));
     }
 }
