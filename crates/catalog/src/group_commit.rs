@@ -63,6 +63,13 @@ pub(crate) trait GroupStorage {
     fn hold(&self, batches: &[Vec<Change>]) -> Result<()>;
     /// Called once the group is flushed, or failed, or had nothing to write.
     fn release(&self);
+    /// Called when a batch of the group was refused: whether to check the group again
+    /// rather than let the refusal stand. PostgreSQL answers a group of creations from
+    /// what it knows already, which a write proves still current but a refusal cannot;
+    /// it then checks the group again on what it reads.
+    fn recheck_refusals(&self) -> bool {
+        false
+    }
     /// Called when no batch is waiting: work the storage put off (PostgreSQL sends at
     /// most a few notifications a second); how soon it wants to be called again, if
     /// nothing arrives before. `stopping`: the store is closing, so do it all now.
@@ -244,6 +251,10 @@ fn attempt_group<S: GroupStorage>(storage: &S, batches: &[Vec<Change>]) -> Optio
             Err(e) => outcomes.push(Some(Err(e))),
         }
     }
+    if checked.len() < batches.len() && storage.recheck_refusals() {
+        storage.release();
+        return None;
+    }
     // A group whose every batch was refused writes nothing, and so cannot conflict: the
     // refusals stand, as they would had the group been checked a moment earlier.
     if !checked.is_empty() {
@@ -400,6 +411,8 @@ mod tests {
         panic_write: AtomicBool,
         /// Conflicts still to report, one per write.
         conflicts: AtomicUsize,
+        /// Refusals still to send round again (`recheck_refusals`).
+        rechecks: AtomicUsize,
         holds: AtomicUsize,
     }
 
@@ -454,6 +467,13 @@ mod tests {
                 self.held.swap(false, Ordering::SeqCst),
                 "released while not held"
             );
+        }
+        fn recheck_refusals(&self) -> bool {
+            assert!(self.held.load(Ordering::SeqCst), "asked while not held");
+            let left = self.rechecks.load(Ordering::SeqCst);
+            self.rechecks
+                .store(left.saturating_sub(1), Ordering::SeqCst);
+            left > 0
         }
     }
 
@@ -599,6 +619,26 @@ mod tests {
         storage.conflicts.store(1, Ordering::SeqCst);
         let e = c.submit(vec![table("t1", None)]).wait().unwrap_err();
         assert_eq!(e.to_string(), "table 't1' already exists");
+    }
+
+    #[test]
+    fn a_refusal_the_storage_doubts_sends_the_whole_group_round_again() {
+        let storage = Arc::new(Counting::default());
+        storage.rechecks.store(1, Ordering::SeqCst);
+        let c = committer(&storage);
+        // One group: t0 is accepted and t1 refused, but the storage asks for the group
+        // to be checked again rather than trust the refusal; nothing of the first
+        // attempt is written.
+        let (a, b) = (
+            c.submit(vec![table("t0", None)]),
+            c.submit(vec![table("t1", None)]),
+        );
+        a.wait().expect("t0 written on the second attempt");
+        let e = b.wait().unwrap_err();
+        assert_eq!(e.to_string(), "table 't1' already exists");
+        assert_eq!(storage.writes.load(Ordering::SeqCst), 1);
+        assert_eq!(storage.written.load(Ordering::SeqCst), 1);
+        assert_eq!(storage.rechecks.load(Ordering::SeqCst), 0);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use crate::pg_compose::Composed;
 use crate::pg_conn::PgConn;
 use crate::pg_keys as keys;
+use crate::pg_known::KnownProfiles;
 use crate::store::{Change, name_key};
 use std::collections::{HashMap, HashSet};
 use tributary_types::{Dependency, Namespace};
@@ -327,6 +328,45 @@ impl Prefetched {
         Ok(p)
     }
 
+    /// The answers a group that only creates tables would read, guessed from what the
+    /// writer knows without asking: each table's id, name and relation definition
+    /// absent (their keys without a row), and each profile as `known` holds it. `None`
+    /// when the group does anything else, or uses a profile not known.
+    ///
+    /// A key without a row was never written, so nothing exists under it: every change
+    /// creates the keys of what it makes (migration 3 made them for what older schemas
+    /// held). The write claims those keys as absent and the profiles' at the versions
+    /// known, so a wrong guess writes nothing.
+    pub(crate) fn guessed(batches: &[Vec<Change>], known: &KnownProfiles) -> Option<Self> {
+        let creations_only = batches
+            .iter()
+            .flatten()
+            .all(|c| matches!(c, Change::PutTable(_)));
+        if !creations_only {
+            return None;
+        }
+        let wanted = Wanted::of(batches);
+        let mut p = Prefetched {
+            keys_looked: wanted.keys(),
+            ..Prefetched::default()
+        };
+        for id in &wanted.profile_ids {
+            let profile = known.get(id)?;
+            p.profiles.insert(id.clone(), profile.record.clone());
+            p.key_versions.insert(keys::profile(id), profile.version);
+        }
+        p.wanted = wanted;
+        Some(p)
+    }
+
+    /// The profiles read ahead whose key has a row: id, the key's version, the record.
+    pub(crate) fn profiles_read(&self) -> impl Iterator<Item = (&str, i64, &str)> {
+        self.profiles.iter().filter_map(|(id, record)| {
+            let version = self.key_versions.get(&keys::profile(id))?;
+            Some((id.as_str(), *version, record.as_str()))
+        })
+    }
+
     /// The version of `key` read ahead: `Some(None)` when it was looked up and has no
     /// row, `None` when it was not looked up.
     pub(crate) fn key_version(&self, key: &str) -> Option<Option<i64>> {
@@ -409,6 +449,60 @@ impl Prefetched {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{new_profile_id, new_table_id};
+    use tributary_types::{ConnectionTable, ConnectionType, ProfileId, TableId};
+
+    fn table(name: &str, profile: Option<&ProfileId>) -> (String, Change) {
+        let t = ConnectionTable {
+            profile: profile.cloned(),
+            ..ConnectionTable::new(new_table_id(), name, "kafka", ConnectionType::Source)
+        };
+        (t.id.to_string(), Change::PutTable(t))
+    }
+
+    #[test]
+    fn creations_on_a_known_profile_are_guessed_absent_on_that_profile() {
+        let prod = new_profile_id();
+        let mut known = KnownProfiles::default();
+        known.learn(prod.as_str(), 7, "{\"record\":1}");
+        let (id, change) = table("Orders", Some(&prod));
+        let (bare_id, bare) = table("events", None);
+        let p = Prefetched::guessed(&[vec![change], vec![bare]], &known).expect("guessed");
+        for id in [&id, &bare_id] {
+            assert_eq!(p.key_version(&keys::table(id)), Some(None));
+            assert_eq!(p.table_record(id), Some(None));
+            assert_eq!(p.table_name(id), Some(None));
+        }
+        for name in ["orders", "events"] {
+            assert_eq!(p.key_version(&keys::table_name(name)), Some(None));
+            assert_eq!(p.table_id_named(name), Some(None));
+            let relation = Dependency::relation(name).key();
+            assert_eq!(p.key_version(&keys::definition(&relation)), Some(None));
+            assert_eq!(p.definition(&relation), Some(None));
+        }
+        let profile = prod.as_str();
+        assert_eq!(p.key_version(&keys::profile(profile)), Some(Some(7)));
+        assert_eq!(p.profile_record(profile), Some(Some("{\"record\":1}")));
+        // Nothing else is answered: any other question reads.
+        assert_eq!(p.key_version(&keys::profile_name("prod")), None);
+        assert_eq!(p.reader_keys("r:orders"), None);
+    }
+
+    #[test]
+    fn only_creations_on_known_profiles_are_guessed() {
+        let (prod, other) = (new_profile_id(), new_profile_id());
+        let mut known = KnownProfiles::default();
+        known.learn(prod.as_str(), 1, "{}");
+        let (_, on_other) = table("a", Some(&other));
+        assert!(Prefetched::guessed(&[vec![on_other]], &known).is_none());
+        let (id, on_prod) = table("b", Some(&prod));
+        let dropped = Change::DeleteTable(TableId::parse(&id).expect("id"));
+        assert!(Prefetched::guessed(&[vec![on_prod.clone()], vec![dropped]], &known).is_none());
+        let profile = Change::DeleteProfile(prod.clone());
+        assert!(Prefetched::guessed(&[vec![on_prod.clone(), profile]], &known).is_none());
+        known.forget(prod.as_str());
+        assert!(Prefetched::guessed(&[vec![on_prod]], &known).is_none());
+    }
 
     /// The read-ahead derives the keys a table or profile row's change bumps in SQL
     /// (`'tn:' || name_key`, `'rd:r:' || name_key`, `'pn:' || name_key`); they must be

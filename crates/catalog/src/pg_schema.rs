@@ -10,6 +10,7 @@ use postgres::Client;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_catalog.sql"),
     include_str!("../migrations/0002_key_versions.sql"),
+    include_str!("../migrations/0003_keys_of_everything.sql"),
 ];
 
 /// The schema version this build writes.

@@ -20,6 +20,7 @@ use crate::group_commit::{GroupStorage, Written};
 use crate::pg_bulk::{Bulk, write_group};
 use crate::pg_conn::{PgConn, PgTarget};
 use crate::pg_keys::{self as keys, CLAIM_SLOT, KeySet, LOCK_KEYS, NOTIFY, claim_only, lost_race};
+use crate::pg_known::KnownProfiles;
 use crate::pg_prefetch::Prefetched;
 use crate::pg_store::{PgShared, decode_row};
 use crate::record_rules::RecordState;
@@ -59,6 +60,12 @@ struct WriterState {
     batch_keys: KeySet,
     /// Whether a commit has not been notified to other processes yet.
     notify_pending: bool,
+    /// The profiles read ahead so far, for groups that only create tables.
+    known: KnownProfiles,
+    /// Whether the group being checked was answered from `known` (`Prefetched::guessed`).
+    guessing: bool,
+    /// Whether the next group must read what it asks about: the last guess was wrong.
+    guess_missed: bool,
     /// When the last notification was sent.
     last_notify: Option<Instant>,
 }
@@ -378,6 +385,15 @@ impl GroupStorage for PgWriter {
             let mut state = self.lock()?;
             let locked = state.locked_groups > 0;
             state.locked_groups = state.locked_groups.saturating_sub(1);
+            let missed = std::mem::take(&mut state.guess_missed);
+            if !locked
+                && !missed
+                && let Some(guess) = Prefetched::guessed(batches, &state.known)
+            {
+                state.prefetched = Some(guess);
+                state.guessing = true;
+                return Ok(());
+            }
             locked
         };
         if locked {
@@ -392,7 +408,11 @@ impl GroupStorage for PgWriter {
             self.lock()?.in_transaction = true;
         }
         let prefetched = self.with_conn(|c| Prefetched::read(c, batches))?;
-        self.lock()?.prefetched = Some(prefetched);
+        let mut state = self.lock()?;
+        for (id, version, record) in prefetched.profiles_read() {
+            state.known.learn(id, version, record);
+        }
+        state.prefetched = Some(prefetched);
         Ok(())
     }
 
@@ -451,12 +471,36 @@ impl GroupStorage for PgWriter {
                 })?
             }
         };
+        let mut state = self.lock()?;
         if written {
-            self.lock()?.committing = true;
-            Ok(Written::Done)
-        } else {
-            self.conflicted()
+            state.committing = true;
+            for change in group.iter().flat_map(|b| &b.changes) {
+                match change {
+                    Change::PutProfile(p) => state.known.forget(p.id.as_str()),
+                    Change::DeleteProfile(id) => state.known.forget(id.as_str()),
+                    _ => {}
+                }
+            }
+            return Ok(Written::Done);
         }
+        state.known.clear();
+        if state.guessing {
+            // A guess gone stale is no sign of a race worth locking for: read, then try.
+            state.guess_missed = true;
+            return Ok(Written::Conflict);
+        }
+        drop(state);
+        self.conflicted()
+    }
+
+    fn recheck_refusals(&self) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        if state.guessing {
+            state.guess_missed = true;
+        }
+        state.guessing
     }
 
     fn flush(&self) -> Result<()> {
@@ -509,6 +553,7 @@ impl GroupStorage for PgWriter {
             return;
         };
         state.committing = false;
+        state.guessing = false;
         state.prefetched = None;
         state.batch_keys = KeySet::default();
         if state.in_transaction {

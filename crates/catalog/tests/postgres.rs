@@ -500,3 +500,89 @@ fn dropping_a_table_while_a_view_on_it_is_created_never_dangles() {
         }
     }
 }
+
+/// A writer that knows a profile creates tables on it from what it knows; another
+/// process deleting the profile meanwhile makes that stale, and the creation is checked
+/// again on what is stored.
+#[test]
+fn a_creation_on_a_profile_deleted_elsewhere_is_refused_and_writes_nothing() {
+    let schema = PgSchema::new();
+    let (ours, theirs) = (open(&schema), open(&schema));
+    let p = profile("prod");
+    ours.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+    let first = table("first", Some(&p.id));
+    ours.apply(vec![Change::PutTable(first.clone())]).unwrap();
+    theirs
+        .apply(vec![
+            Change::DeleteTable(first.id.clone()),
+            Change::DeleteProfile(p.id.clone()),
+        ])
+        .unwrap();
+    let before = Elsewhere::version(&schema);
+    let refused = ours
+        .apply(vec![Change::PutTable(table("second", Some(&p.id)))])
+        .unwrap_err();
+    assert!(
+        matches!(refused, CatalogError::NotFound { .. }),
+        "{refused}"
+    );
+    assert_eq!(Elsewhere::version(&schema), before);
+    assert!(theirs.table_by_name("second").unwrap().is_none());
+    // And once it is made again, tables go on it as before.
+    ours.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+    for name in ["second", "third"] {
+        ours.apply(vec![Change::PutTable(table(name, Some(&p.id)))])
+            .unwrap();
+    }
+    assert_eq!(theirs.dependents(&p.id).unwrap().len(), 2);
+}
+
+/// A table written by another process is unknown here: changing it takes this writer a
+/// read, never a refusal or a second table.
+#[test]
+fn changing_a_table_made_elsewhere_changes_it() {
+    let schema = PgSchema::new();
+    let (ours, theirs) = (open(&schema), open(&schema));
+    let made = table("orders", None);
+    theirs.apply(vec![Change::PutTable(made.clone())]).unwrap();
+    let mut changed = made.clone();
+    changed.description = "changed here".into();
+    ours.apply(vec![Change::PutTable(changed)]).unwrap();
+    let stored = theirs.table_by_name("orders").unwrap().unwrap();
+    assert_eq!(
+        (stored.id, stored.description.as_str()),
+        (made.id, "changed here")
+    );
+    assert_eq!(theirs.table_names().unwrap().len(), 1);
+}
+
+/// Schema 3 gives what older schemas stored the keys a writer takes to mean "nothing
+/// here", so a name an older build used is never guessed free.
+#[test]
+fn names_taken_before_schema_3_stay_taken() {
+    let schema = PgSchema::new();
+    {
+        let old = open(&schema);
+        old.apply(vec![Change::PutTable(table("base", None))])
+            .unwrap();
+        old.apply(vec![Change::PutDefinition {
+            definition: view("recent", &[Dependency::relation("base")]),
+            replace: false,
+        }])
+        .unwrap();
+    }
+    // As a schema 2 catalog written before its keys existed would be.
+    schema.execute("DELETE FROM tributary_keys");
+    schema.execute("DELETE FROM tributary_schema_version WHERE version >= 3");
+    let store = open(&schema);
+    for name in ["RECENT", "base"] {
+        let refused = store
+            .apply(vec![Change::PutTable(table(name, None))])
+            .unwrap_err();
+        assert!(
+            matches!(&refused, CatalogError::AlreadyExists { .. }),
+            "{name}: {refused}"
+        );
+    }
+    assert_eq!(store.table_names().unwrap().len(), 1);
+}
