@@ -16,7 +16,6 @@ mod pg_bulk;
 mod pg_compose;
 mod pg_conn;
 mod pg_keys;
-mod pg_known;
 mod pg_prefetch;
 mod pg_schema;
 mod pg_store;

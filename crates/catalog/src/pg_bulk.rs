@@ -7,7 +7,7 @@
 
 use crate::pg_compose::Composed;
 use crate::pg_conn::PgConn;
-use crate::pg_keys::{Claim, lost_race};
+use crate::pg_keys::{self as keys, Claim, lost_race};
 use crate::pg_write::CheckedBatch;
 use crate::store::{Change, name_key};
 use std::collections::{HashMap, HashSet};
@@ -191,14 +191,27 @@ pub(crate) fn write_group(
         ];
         let (created, records) = (c.param(&cols.table_created), c.param(&cols.table_records));
         let [ids, name_keys, names, profiles] = columns;
+        // Tables whose id's key the claim creates have no row (a key without a row was
+        // never written): a plain insert, cheaper than an upsert; a row there after all
+        // breaks the primary key, a lost race.
+        let all_new = cols.table_ids.iter().all(|id| {
+            claim
+                .create
+                .binary_search(&keys::table(id).as_str())
+                .is_ok()
+        });
+        let upsert = if all_new {
+            ""
+        } else {
+            "ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
+               profile_id = EXCLUDED.profile_id, created_at = EXCLUDED.created_at,
+               record = EXCLUDED.record"
+        };
         ctes.push(format!(
             "pt AS (INSERT INTO tributary_tables (id, name_key, name, profile_id, created_at, record)
              SELECT * FROM unnest({ids}::text[], {name_keys}::text[], {names}::text[],
                                   {profiles}::text[], {created}::int8[], {records}::text[])
-             WHERE {GATE}
-             ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
-               profile_id = EXCLUDED.profile_id, created_at = EXCLUDED.created_at,
-               record = EXCLUDED.record)"
+             WHERE {GATE} {upsert})"
         ));
     }
     if !cols.deleted_definitions.is_empty() {

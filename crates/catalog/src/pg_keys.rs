@@ -8,11 +8,17 @@
 //! whose keys do not meet commit side by side, and a write whose answers went stale
 //! writes nothing and is checked again.
 //!
-//! One question is a range, not a point: the tables using a profile. Creating a table
-//! only reads its profile's key (many tables are created on one profile at once), so a
-//! profile's deletion racing a creation is caught by the foreign key from tables to
-//! profiles instead, which fails the deletion's statement; that failure counts as a
-//! conflict like a stale key, and the deletion, checked again, is refused as in use.
+//! One question is a range, not a point: the tables using a profile. And one answer
+//! needs no key: that the profile a table is put on exists. Creating a table claims
+//! nothing of its profile (many tables are created on one profile at once): the foreign
+//! key from tables to profiles fails whichever of a creation and the profile's deletion
+//! commits second, a failure that counts as a conflict like a stale key; checked again,
+//! the deletion is refused as in use, or the creation as naming no profile.
+//!
+//! A key without a row was never written, so nothing exists under it (every write
+//! creates the rows of the keys it claims; migration 3 made those of what older schemas
+//! held). That lets a group of creations guess its new names and ids free and claim
+//! them as such without reading first.
 
 use crate::pg_compose::Composed;
 use crate::store::name_key;

@@ -8,7 +8,6 @@
 use crate::pg_compose::Composed;
 use crate::pg_conn::PgConn;
 use crate::pg_keys as keys;
-use crate::pg_known::KnownProfiles;
 use crate::store::{Change, name_key};
 use std::collections::{HashMap, HashSet};
 use tributary_types::{Dependency, Namespace};
@@ -123,6 +122,8 @@ pub(crate) struct Prefetched {
     readers: HashMap<String, Vec<String>>,
     /// The keys looked up, each with its version if it has a row.
     keys_looked: HashSet<String>,
+    /// Profiles taken to exist without reading them (see [`Prefetched::guessed`]).
+    profiles_assumed: HashSet<String>,
     key_versions: HashMap<String, i64>,
 }
 
@@ -328,43 +329,46 @@ impl Prefetched {
         Ok(p)
     }
 
-    /// The answers a group that only creates tables would read, guessed from what the
-    /// writer knows without asking: each table's id, name and relation definition
-    /// absent (their keys without a row), and each profile as `known` holds it. `None`
-    /// when the group does anything else, or uses a profile not known.
+    /// The answers a group that only creates tables would read, guessed without
+    /// asking: each table's id, name and relation definition absent (their keys without
+    /// a row), and each profile a table is put on present. `None` when the group does
+    /// anything else, or puts one table twice (written change by change, where a
+    /// profile gone would only show at COMMIT).
     ///
-    /// A key without a row was never written, so nothing exists under it: every change
-    /// creates the keys of what it makes (migration 3 made them for what older schemas
-    /// held). The write claims those keys as absent and the profiles' at the versions
-    /// known, so a wrong guess writes nothing.
-    pub(crate) fn guessed(batches: &[Vec<Change>], known: &KnownProfiles) -> Option<Self> {
-        let creations_only = batches
-            .iter()
-            .flatten()
-            .all(|c| matches!(c, Change::PutTable(_)));
-        if !creations_only {
-            return None;
+    /// The write proves the guess or writes nothing: it claims the absent keys by
+    /// creating their rows, which fails if any has one (a key without a row was never
+    /// written, so nothing exists under it; migration 3 made the rows of what older
+    /// schemas held), and each table's foreign key fails if its profile is gone.
+    pub(crate) fn guessed(batches: &[Vec<Change>]) -> Option<Self> {
+        let mut ids = HashSet::new();
+        let mut profiles_assumed = HashSet::new();
+        for change in batches.iter().flatten() {
+            let Change::PutTable(t) = change else {
+                return None;
+            };
+            if !ids.insert(t.id.as_str()) {
+                return None;
+            }
+            if let Some(p) = &t.profile {
+                profiles_assumed.insert(p.to_string());
+            }
         }
-        let wanted = Wanted::of(batches);
-        let mut p = Prefetched {
+        let mut wanted = Wanted::of(batches);
+        wanted.profile_ids.clear();
+        Some(Prefetched {
             keys_looked: wanted.keys(),
+            wanted,
+            profiles_assumed,
             ..Prefetched::default()
-        };
-        for id in &wanted.profile_ids {
-            let profile = known.get(id)?;
-            p.profiles.insert(id.clone(), profile.record.clone());
-            p.key_versions.insert(keys::profile(id), profile.version);
-        }
-        p.wanted = wanted;
-        Some(p)
+        })
     }
 
-    /// The profiles read ahead whose key has a row: id, the key's version, the record.
-    pub(crate) fn profiles_read(&self) -> impl Iterator<Item = (&str, i64, &str)> {
-        self.profiles.iter().filter_map(|(id, record)| {
-            let version = self.key_versions.get(&keys::profile(id))?;
-            Some((id.as_str(), *version, record.as_str()))
-        })
+    /// Whether profile `id` exists, if read ahead or assumed.
+    pub(crate) fn profile_exists(&self, id: &str) -> Option<bool> {
+        if self.profiles_assumed.contains(id) {
+            return Some(true);
+        }
+        self.profile_record(id).map(|r| r.is_some())
     }
 
     /// The version of `key` read ahead: `Some(None)` when it was looked up and has no
@@ -461,13 +465,11 @@ mod tests {
     }
 
     #[test]
-    fn creations_on_a_known_profile_are_guessed_absent_on_that_profile() {
+    fn creations_are_guessed_absent_on_profiles_taken_to_exist() {
         let prod = new_profile_id();
-        let mut known = KnownProfiles::default();
-        known.learn(prod.as_str(), 7, "{\"record\":1}");
         let (id, change) = table("Orders", Some(&prod));
         let (bare_id, bare) = table("events", None);
-        let p = Prefetched::guessed(&[vec![change], vec![bare]], &known).expect("guessed");
+        let p = Prefetched::guessed(&[vec![change], vec![bare]]).expect("guessed");
         for id in [&id, &bare_id] {
             assert_eq!(p.key_version(&keys::table(id)), Some(None));
             assert_eq!(p.table_record(id), Some(None));
@@ -481,27 +483,41 @@ mod tests {
             assert_eq!(p.definition(&relation), Some(None));
         }
         let profile = prod.as_str();
-        assert_eq!(p.key_version(&keys::profile(profile)), Some(Some(7)));
-        assert_eq!(p.profile_record(profile), Some(Some("{\"record\":1}")));
-        // Nothing else is answered: any other question reads.
-        assert_eq!(p.key_version(&keys::profile_name("prod")), None);
+        assert_eq!(p.profile_exists(profile), Some(true));
+        // Nothing else is answered, the profile's record and key included: a question
+        // about them reads.
+        assert_eq!(p.profile_record(profile), None);
+        assert_eq!(p.key_version(&keys::profile(profile)), None);
+        assert_eq!(p.profile_exists(new_profile_id().as_str()), None);
         assert_eq!(p.reader_keys("r:orders"), None);
     }
 
     #[test]
-    fn only_creations_on_known_profiles_are_guessed() {
-        let (prod, other) = (new_profile_id(), new_profile_id());
-        let mut known = KnownProfiles::default();
-        known.learn(prod.as_str(), 1, "{}");
-        let (_, on_other) = table("a", Some(&other));
-        assert!(Prefetched::guessed(&[vec![on_other]], &known).is_none());
+    fn only_groups_that_create_each_table_once_are_guessed() {
+        let prod = new_profile_id();
         let (id, on_prod) = table("b", Some(&prod));
+        assert!(Prefetched::guessed(&[vec![on_prod.clone()]]).is_some());
         let dropped = Change::DeleteTable(TableId::parse(&id).expect("id"));
-        assert!(Prefetched::guessed(&[vec![on_prod.clone()], vec![dropped]], &known).is_none());
+        assert!(Prefetched::guessed(&[vec![on_prod.clone()], vec![dropped]]).is_none());
         let profile = Change::DeleteProfile(prod.clone());
-        assert!(Prefetched::guessed(&[vec![on_prod.clone(), profile]], &known).is_none());
-        known.forget(prod.as_str());
-        assert!(Prefetched::guessed(&[vec![on_prod]], &known).is_none());
+        assert!(Prefetched::guessed(&[vec![on_prod.clone(), profile]]).is_none());
+        assert!(Prefetched::guessed(&[vec![on_prod.clone()], vec![on_prod]]).is_none());
+    }
+
+    /// A read-ahead answers whether a profile exists from the row it found.
+    #[test]
+    fn a_profile_read_ahead_exists_only_if_found() {
+        let (found, missing) = (new_profile_id(), new_profile_id());
+        let (_, a) = table("a", Some(&found));
+        let (_, b) = table("b", Some(&missing));
+        let mut p = Prefetched {
+            wanted: Wanted::of(&[vec![a, b]]),
+            ..Prefetched::default()
+        };
+        p.profiles.insert(found.to_string(), "{}".into());
+        assert_eq!(p.profile_exists(found.as_str()), Some(true));
+        assert_eq!(p.profile_exists(missing.as_str()), Some(false));
+        assert_eq!(p.profile_exists(new_profile_id().as_str()), None);
     }
 
     /// The read-ahead derives the keys a table or profile row's change bumps in SQL

@@ -7,7 +7,10 @@
 //! A group costs two round trips: that query, then one statement that claims the
 //! group's keys (each still at the version read: the ones it writes bumped, the others
 //! locked shared), writes the group only if they all were and bumps this writer's
-//! version slot, committed on its own (`pg_bulk`); other processes are notified apart,
+//! version slot, committed on its own (`pg_bulk`). A group that only creates tables
+//! skips the query: its answers are guessed (`Prefetched::guessed`) and the statement
+//! proves them, or writes nothing, after which the group is read and checked as above
+//! (as it is when a guessed check refused a batch). Other processes are notified apart,
 //! at most every [`NOTIFY_EVERY`], when the committer is idle. Groups of
 //! different processes whose keys do not meet commit side by side. A group whose keys
 //! moved on writes nothing and goes round again; then the writer first locks the keys
@@ -20,7 +23,6 @@ use crate::group_commit::{GroupStorage, Written};
 use crate::pg_bulk::{Bulk, write_group};
 use crate::pg_conn::{PgConn, PgTarget};
 use crate::pg_keys::{self as keys, CLAIM_SLOT, KeySet, LOCK_KEYS, NOTIFY, claim_only, lost_race};
-use crate::pg_known::KnownProfiles;
 use crate::pg_prefetch::Prefetched;
 use crate::pg_store::{PgShared, decode_row};
 use crate::record_rules::RecordState;
@@ -60,9 +62,7 @@ struct WriterState {
     batch_keys: KeySet,
     /// Whether a commit has not been notified to other processes yet.
     notify_pending: bool,
-    /// The profiles read ahead so far, for groups that only create tables.
-    known: KnownProfiles,
-    /// Whether the group being checked was answered from `known` (`Prefetched::guessed`).
+    /// Whether the group being checked was answered by a guess (`Prefetched::guessed`).
     guessing: bool,
     /// Whether the next group must read what it asks about: the last guess was wrong.
     guess_missed: bool,
@@ -388,7 +388,7 @@ impl GroupStorage for PgWriter {
             let missed = std::mem::take(&mut state.guess_missed);
             if !locked
                 && !missed
-                && let Some(guess) = Prefetched::guessed(batches, &state.known)
+                && let Some(guess) = Prefetched::guessed(batches)
             {
                 state.prefetched = Some(guess);
                 state.guessing = true;
@@ -408,11 +408,7 @@ impl GroupStorage for PgWriter {
             self.lock()?.in_transaction = true;
         }
         let prefetched = self.with_conn(|c| Prefetched::read(c, batches))?;
-        let mut state = self.lock()?;
-        for (id, version, record) in prefetched.profiles_read() {
-            state.known.learn(id, version, record);
-        }
-        state.prefetched = Some(prefetched);
+        self.lock()?.prefetched = Some(prefetched);
         Ok(())
     }
 
@@ -474,16 +470,8 @@ impl GroupStorage for PgWriter {
         let mut state = self.lock()?;
         if written {
             state.committing = true;
-            for change in group.iter().flat_map(|b| &b.changes) {
-                match change {
-                    Change::PutProfile(p) => state.known.forget(p.id.as_str()),
-                    Change::DeleteProfile(id) => state.known.forget(id.as_str()),
-                    _ => {}
-                }
-            }
             return Ok(Written::Done);
         }
-        state.known.clear();
         if state.guessing {
             // A guess gone stale is no sign of a race worth locking for: read, then try.
             state.guess_missed = true;
@@ -599,6 +587,18 @@ impl RecordState for PgWriter {
         if self.ask(keys::profile(id))?
             && let Some(answer) = self.foreseen(|p| p.profile_record(id).map(|r| r.is_some()))?
         {
+            return Ok(answer);
+        }
+        Ok(self
+            .text_at("SELECT id FROM tributary_profiles WHERE id = $1", id)?
+            .is_some())
+    }
+
+    fn table_profile_exists(&self, id: &str) -> Result<bool> {
+        // No key: the table's foreign key to its profile fails the write if the profile
+        // is gone by then, which counts as a lost race (`pg_keys::lost_race`), and the
+        // group is checked again. So tables made on one profile claim nothing of it.
+        if let Some(answer) = self.foreseen(|p| p.profile_exists(id))? {
             return Ok(answer);
         }
         Ok(self

@@ -17,6 +17,11 @@ pub(crate) trait RecordState {
     fn table_id_named(&self, name: &str) -> Result<Option<String>>;
     /// Whether a profile with this id exists.
     fn profile_exists(&self, id: &str) -> Result<bool>;
+    /// Whether the profile a table is put on exists. A store whose tables hold a
+    /// foreign key to their profile may answer this as a guess the write then proves.
+    fn table_profile_exists(&self, id: &str) -> Result<bool> {
+        self.profile_exists(id)
+    }
     /// A profile by id.
     fn profile_record(&self, id: &ProfileId) -> Result<Option<ConnectionProfile>>;
     /// A table by id.
@@ -85,7 +90,7 @@ pub(crate) fn check(state: &dyn RecordState, changes: &[Change]) -> Result<Depen
                 }
                 if let Some(p) = &t.profile {
                     let known = put_profiles.contains_key(p.as_str())
-                        || (state.profile_exists(p.as_str())?
+                        || (state.table_profile_exists(p.as_str())?
                             && !deleted_profiles.contains(p.as_str()));
                     if !known {
                         return Err(CatalogError::NotFound {

@@ -501,9 +501,9 @@ fn dropping_a_table_while_a_view_on_it_is_created_never_dangles() {
     }
 }
 
-/// A writer that knows a profile creates tables on it from what it knows; another
-/// process deleting the profile meanwhile makes that stale, and the creation is checked
-/// again on what is stored.
+/// A creation takes its profile to exist without reading it, and its foreign key
+/// proves that: a profile another process deleted fails the write, and the creation is
+/// checked again on what is stored.
 #[test]
 fn a_creation_on_a_profile_deleted_elsewhere_is_refused_and_writes_nothing() {
     let schema = PgSchema::new();
