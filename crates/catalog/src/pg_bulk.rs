@@ -183,14 +183,6 @@ pub(crate) fn write_group(
         ));
     }
     if !cols.table_ids.is_empty() {
-        let columns = [
-            c.param(&cols.table_ids),
-            c.param(&cols.table_name_keys),
-            c.param(&cols.table_names),
-            c.param(&cols.table_profiles),
-        ];
-        let (created, records) = (c.param(&cols.table_created), c.param(&cols.table_records));
-        let [ids, name_keys, names, profiles] = columns;
         // Tables whose id's key the claim creates have no row (a key without a row was
         // never written): a plain insert, cheaper than an upsert; a row there after all
         // breaks the primary key, a lost race.
@@ -207,11 +199,34 @@ pub(crate) fn write_group(
                profile_id = EXCLUDED.profile_id, created_at = EXCLUDED.created_at,
                record = EXCLUDED.record"
         };
+        // One table (a statement's usual group) as a row of values: the server sets up
+        // no function scan over six arrays.
+        let rows = if let [id] = cols.table_ids.as_slice() {
+            let (name_key, name) = (&cols.table_name_keys[0], &cols.table_names[0]);
+            let (profile, created) = (&cols.table_profiles[0], &cols.table_created[0]);
+            format!(
+                "SELECT {}::text, {}::text, {}::text, {}::text, {}::int8, {}::text",
+                c.param(id),
+                c.param(name_key),
+                c.param(name),
+                c.param(profile),
+                c.param(created),
+                c.param(&cols.table_records[0])
+            )
+        } else {
+            format!(
+                "SELECT * FROM unnest({}::text[], {}::text[], {}::text[], {}::text[], {}::int8[], {}::text[])",
+                c.param(&cols.table_ids),
+                c.param(&cols.table_name_keys),
+                c.param(&cols.table_names),
+                c.param(&cols.table_profiles),
+                c.param(&cols.table_created),
+                c.param(&cols.table_records)
+            )
+        };
         ctes.push(format!(
             "pt AS (INSERT INTO tributary_tables (id, name_key, name, profile_id, created_at, record)
-             SELECT * FROM unnest({ids}::text[], {name_keys}::text[], {names}::text[],
-                                  {profiles}::text[], {created}::int8[], {records}::text[])
-             WHERE {GATE} {upsert})"
+             {rows} WHERE {GATE} {upsert})"
         ));
     }
     if !cols.deleted_definitions.is_empty() {
