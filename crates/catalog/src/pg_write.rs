@@ -22,7 +22,9 @@ use crate::error::{CatalogError, Result};
 use crate::group_commit::{GroupStorage, Written};
 use crate::pg_bulk::{Bulk, write_group};
 use crate::pg_conn::{PgConn, PgTarget};
-use crate::pg_keys::{self as keys, CLAIM_SLOT, KeySet, LOCK_KEYS, NOTIFY, claim_only, lost_race};
+use crate::pg_keys::{
+    self as keys, CLAIM_SLOT, Claim, KeySet, LOCK_KEYS, NOTIFY, claim_only, lost_race,
+};
 use crate::pg_prefetch::Prefetched;
 use crate::pg_store::{PgShared, decode_row};
 use crate::record_rules::RecordState;
@@ -273,6 +275,28 @@ impl PgWriter {
         self.with_conn(|c| c.query_opt(sql, &[&key])?.map(|r| r.try_get(0)).transpose())
     }
 
+    /// Claim the group's keys, then write its batches one change at a time, in the open
+    /// transaction; whether the claim held.
+    fn write_change_by_change(
+        conn: &mut PgConn,
+        group: &[CheckedBatch],
+        claim: &Claim<'_>,
+        slot: i32,
+    ) -> Result<bool, postgres::Error> {
+        let (sql, composed) = claim_only(claim, &slot);
+        if conn.query_opt(&sql, composed.params())?.is_none() {
+            return Ok(false);
+        }
+        for batch in group {
+            Self::write_batch(conn, batch)?;
+        }
+        // The deferred constraints (unique names, each table's profile), checked now
+        // rather than at COMMIT: one that another process's commit broke is a lost
+        // race, and the group is checked again, as in the one-statement path.
+        conn.client.batch_execute("SET CONSTRAINTS ALL IMMEDIATE")?;
+        Ok(true)
+    }
+
     fn write_batch(conn: &mut PgConn, batch: &CheckedBatch) -> Result<(), postgres::Error> {
         for (change, record) in batch.changes.iter().zip(&batch.records) {
             let record = record.as_deref().unwrap_or_default();
@@ -452,18 +476,11 @@ impl GroupStorage for PgWriter {
                     self.lock()?.in_transaction = true;
                 }
                 self.with_conn(|c| {
-                    let (sql, composed) = claim_only(&claim, &slot);
-                    let claimed = c.query_opt(&sql, composed.params());
-                    match claimed {
-                        Ok(Some(_)) => {}
-                        Ok(None) => return Ok(false),
-                        Err(e) if lost_race(&e) => return Ok(false),
-                        Err(e) => return Err(e),
+                    let written = Self::write_change_by_change(c, &group, &claim, slot);
+                    match written {
+                        Err(e) if lost_race(&e) => Ok(false),
+                        other => other,
                     }
-                    for batch in &group {
-                        Self::write_batch(c, batch)?;
-                    }
-                    Ok(true)
                 })?
             }
         };
@@ -492,9 +509,9 @@ impl GroupStorage for PgWriter {
     }
 
     fn flush(&self) -> Result<()> {
-        // COMMIT is where PostgreSQL makes the group durable, and where deferred
-        // constraints (unique names, a table's profile) are checked one last time. A
-        // group written in one statement outside a transaction has committed already.
+        // COMMIT is where PostgreSQL makes the group durable (its deferred constraints
+        // were checked at the end of its write). A group written in one statement
+        // outside a transaction has committed already.
         if self.lock()?.in_transaction {
             self.with_conn(|c| c.client.batch_execute("COMMIT"))?;
         }

@@ -586,3 +586,35 @@ fn names_taken_before_schema_3_stay_taken() {
     }
     assert_eq!(store.table_names().unwrap().len(), 1);
 }
+
+/// A batch that writes one table twice goes change by change, in a transaction whose
+/// constraints are deferred; a profile another process deletes meanwhile still gives
+/// the ordinary refusal, not a failed COMMIT.
+#[test]
+fn a_table_written_twice_on_a_profile_deleted_meanwhile_is_refused() {
+    let schema = PgSchema::new();
+    let store = open(&schema);
+    let p = profile("prod");
+    store.apply(vec![Change::PutProfile(p.clone())]).unwrap();
+    let mut other = Elsewhere::begin(
+        &schema,
+        &format!("DELETE FROM tributary_profiles WHERE id = '{}'", p.id),
+        &[&format!("p:{}", p.id), "pn:prod"],
+        &[],
+    );
+    let t = table("orders", Some(&p.id));
+    let mut renamed = t.clone();
+    renamed.name = "orders_v2".into();
+    std::thread::scope(|s| {
+        let ours =
+            s.spawn(|| store.apply(vec![Change::PutTable(t.clone()), Change::PutTable(renamed)]));
+        other.wait_for_a_waiting_writer();
+        other.commit();
+        let refused = ours.join().unwrap().unwrap_err();
+        assert!(
+            matches!(refused, CatalogError::NotFound { .. }),
+            "{refused}"
+        );
+    });
+    assert!(store.table_names().unwrap().is_empty());
+}
