@@ -1,7 +1,8 @@
 //! A whole group's writes to the PostgreSQL catalog in one statement: the claim of its
-//! keys (only if each still has the version its checks read, `pg_keys`), every upsert
-//! and delete as arrays and the bump of the writer's version slot, so a group costs one
-//! round trip however many batches it holds. A group that touches one
+//! keys (only if each still has the version its checks read, `pg_keys`), every insert,
+//! upsert and delete as arrays (a lone table as a row of values) and the bump of the
+//! writer's version slot, so a group costs one round trip however many batches it
+//! holds. A group that touches one
 //! row twice (possible within a batch, where order matters) is written change by change
 //! instead.
 
@@ -201,9 +202,15 @@ pub(crate) fn write_group(
         };
         // One table (a statement's usual group) as a row of values: the server sets up
         // no function scan over six arrays.
-        let rows = if let [id] = cols.table_ids.as_slice() {
-            let (name_key, name) = (&cols.table_name_keys[0], &cols.table_names[0]);
-            let (profile, created) = (&cols.table_profiles[0], &cols.table_created[0]);
+        let one = (
+            cols.table_ids.as_slice(),
+            cols.table_name_keys.as_slice(),
+            cols.table_names.as_slice(),
+            cols.table_profiles.as_slice(),
+            cols.table_created.as_slice(),
+            cols.table_records.as_slice(),
+        );
+        let rows = if let ([id], [name_key], [name], [profile], [created], [record]) = one {
             format!(
                 "SELECT {}::text, {}::text, {}::text, {}::text, {}::int8, {}::text",
                 c.param(id),
@@ -211,7 +218,7 @@ pub(crate) fn write_group(
                 c.param(name),
                 c.param(profile),
                 c.param(created),
-                c.param(&cols.table_records[0])
+                c.param(record)
             )
         } else {
             format!(

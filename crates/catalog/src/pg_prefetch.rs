@@ -332,8 +332,8 @@ impl Prefetched {
     /// The answers a group that only creates tables would read, guessed without
     /// asking: each table's id, name and relation definition absent (their keys without
     /// a row), and each profile a table is put on present. `None` when the group does
-    /// anything else, or puts one table twice (written change by change, where a
-    /// profile gone would only show at COMMIT).
+    /// anything else, or puts one table twice (a batch whose second change builds on
+    /// its first, written change by change).
     ///
     /// The write proves the guess or writes nothing: it claims the absent keys by
     /// creating their rows, which fails if any has one (a key without a row was never
