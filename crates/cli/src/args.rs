@@ -202,6 +202,65 @@ pub struct ServeArgs {
     /// How log lines are written to standard error (filter them with RUST_LOG).
     #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
+
+    /// A directory whose files file sources (filesystem, single_file) and schema files
+    /// may read (repeatable). Without it the server reads no local file; never the
+    /// catalog's directory, /proc, /sys or /dev.
+    #[arg(long, value_name = "DIR")]
+    pub allow_file_reads: Vec<PathBuf>,
+
+    /// The prefix of the environment variables `{{ VAR }}` references may name.
+    #[arg(long, value_name = "PREFIX", default_value = "TRIBUTARY_VAR_")]
+    pub variable_prefix: String,
+
+    /// An environment variable `{{ VAR }}` references may name whatever its prefix
+    /// (repeatable; the server's own, such as TRIBUTARY_TOKENS, never).
+    #[arg(long = "allow-variable", value_name = "NAME")]
+    pub allow_variables: Vec<String>,
+
+    /// Refuse connections from connectors and tests to loopback and private addresses
+    /// too (link-local ones, such as cloud metadata services, are always refused).
+    #[arg(long)]
+    pub deny_private_networks: bool,
+
+    /// A host name, address or network (10.1.0.0/16) connectors may reach whatever the
+    /// address rules say (repeatable).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+
+    /// The most memory one query may hold ('512MB', '2GB') [default: a quarter of the
+    /// total].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub query_memory: Option<u64>,
+
+    /// The most memory all running queries may hold together [default: half the
+    /// machine's memory].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub total_query_memory: Option<u64>,
+
+    /// How long a request that runs SQL may take unless it asks otherwise.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub query_deadline: Duration,
+
+    /// The longest deadline a request may ask for.
+    #[arg(long, value_name = "DURATION", default_value = "10 minutes", value_parser = parse_duration)]
+    pub max_query_deadline: Duration,
+
+    /// Requests that run SQL or test connections at once; more wait briefly, then get 429.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_concurrent_queries: usize,
+
+    /// On SIGTERM, how long requests in flight may take to finish before they are
+    /// cancelled.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    match tributary_types::parse_data_size(text)? {
+        0 => Err("the size must be larger than zero".into()),
+        n => Ok(n),
+    }
 }
 
 /// Log line formats.

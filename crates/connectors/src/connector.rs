@@ -265,6 +265,12 @@ pub trait Connector: Send + Sync + Debug {
     fn stays_local(&self, _table: &Value) -> bool {
         false
     }
+    /// The local file or directory a source table reads (its `path` option, as
+    /// written), which a confined session reads only where its operator allows;
+    /// `None` for tables that read no local files.
+    fn local_read_path<'t>(&self, _table: &'t Value) -> Option<&'t str> {
+        None
+    }
     /// Whether writing the table creates or changes files on this machine, which a
     /// session allows only when told to (as for `COPY ... TO`).
     fn writes_local_files(&self, _table: &Value) -> bool {

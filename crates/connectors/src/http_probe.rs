@@ -24,7 +24,7 @@ pub(crate) async fn request_allowing(
     body: Option<String>,
     method_may_be_refused: bool,
 ) -> Option<reqwest::Response> {
-    let target = HttpTarget::of(probe, method, body)?;
+    let target = HttpTarget::of(probe, method, body).await?;
     send(probe, &target, method_may_be_refused).await
 }
 
@@ -120,14 +120,46 @@ pub(crate) struct HttpTarget {
 impl HttpTarget {
     /// The table's request (`endpoint`, `headers`); `None` when a setting cannot be
     /// resolved or no client can be made (the probe says why).
-    pub(crate) fn of(probe: &mut Probe<'_>, method: &str, body: Option<String>) -> Option<Self> {
+    pub(crate) async fn of(
+        probe: &mut Probe<'_>,
+        method: &str,
+        body: Option<String>,
+    ) -> Option<Self> {
         let url = probe.table_setting("/endpoint", "endpoint")?;
         let headers = table_headers(probe)?;
+        let mut builder = reqwest::Client::builder().connect_timeout(probe.timeout);
+        if !probe.access().is_unrestricted() {
+            // A confined session connects only to the address it checked: the client is
+            // pinned to it (no second lookup can land elsewhere) and follows no
+            // redirect, which could name any host.
+            let (host, port) = match reqwest::Url::parse(&url) {
+                Ok(u) => (
+                    u.host_str().unwrap_or_default().to_string(),
+                    u.port_or_known_default().unwrap_or(80),
+                ),
+                Err(e) => {
+                    probe.fail(
+                        Stage::Resolve,
+                        TestCode::NotFound,
+                        format!("option 'endpoint': '{url}' is not a URL: {e}"),
+                        "Write the endpoint as http://host:port/path.",
+                    );
+                    return None;
+                }
+            };
+            let bare = host.trim_start_matches('[').trim_end_matches(']');
+            let server = if bare.contains(':') {
+                format!("[{bare}]:{port}")
+            } else {
+                format!("{bare}:{port}")
+            };
+            let addr = probe.police("endpoint", &server).await?;
+            builder = builder
+                .resolve(bare, addr)
+                .redirect(reqwest::redirect::Policy::none());
+        }
         probe.pass(Stage::Resolve, format!("{method} {url}"));
-        let client = match reqwest::Client::builder()
-            .connect_timeout(probe.timeout)
-            .build()
-        {
+        let client = match builder.build() {
             Ok(c) => c,
             Err(e) => {
                 probe.fail(

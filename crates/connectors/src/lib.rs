@@ -60,7 +60,10 @@ pub use markdown::connectors_markdown;
 pub use registry::{RegisteredConnector, Registry, registry};
 pub use reverse::{ConfigOptions, options_from_config};
 pub use schema_doc::{PropertyInfo, property};
-pub use secrets::{ConfigKind, is_secret_option, redact_config};
+pub use secrets::{
+    ConfigKind, holds_secret, is_address_option, is_secret_option, redact_config,
+    secrets_unbound_by,
+};
 pub use spec::{
     Condition, MetadataKey, MetadataType, OptionSpec, PartitionArg, PartitionTerm, Target,
     ValueKind,

@@ -6,6 +6,7 @@ use crate::probe::{Probe, SampledMessage, Stage, TestCode};
 use crate::source::{ReadFailure, SourceReader};
 use std::path::{Path, PathBuf};
 use tokio::io::AsyncReadExt;
+use tributary_types::access::Access;
 
 /// A local path from a setting (`file://` stripped); `None` for other URLs.
 pub(crate) fn local_path(setting: &str) -> Option<PathBuf> {
@@ -25,6 +26,9 @@ pub enum ListError {
     /// An object-store URL: listing needs the store.
     #[error("'{0}' is an object-store URL; only local paths can be listed from here")]
     Remote(String),
+    /// The session may not read there.
+    #[error("{0}")]
+    Forbidden(tributary_types::access::Refusal),
     /// The path cannot be read.
     #[error("cannot list '{path}': {source}")]
     Io {
@@ -38,8 +42,9 @@ pub enum ListError {
 /// The subdirectories of a local path or `file://` URL (hidden ones left out), each
 /// written as a `path` option would take it, sorted, at most [`MAX_DIRECTORIES`]: the
 /// completion of filesystem tables, which have no profile to connect through.
-pub fn subdirectories(path: &str) -> Result<Vec<String>, ListError> {
+pub fn subdirectories(path: &str, access: &Access) -> Result<Vec<String>, ListError> {
     let root = local_path(path).ok_or_else(|| ListError::Remote(path.to_string()))?;
+    let root = access.file_read(&root).map_err(ListError::Forbidden)?;
     let io = |source| ListError::Io {
         path: path.to_string(),
         source,
@@ -67,7 +72,20 @@ pub(crate) async fn read_messages(probe: &mut Probe<'_>, files: &[PathBuf]) {
         if probe.messages.len() >= probe.limit {
             break;
         }
-        let bytes = match tokio::fs::read(file).await {
+        // A file listed in an allowed directory may be a link to one that is not.
+        let file = match probe.access().file_read(file) {
+            Ok(f) => f,
+            Err(refused) => {
+                probe.fail(
+                    Stage::Read,
+                    TestCode::Forbidden,
+                    format!("{} is not allowed: {}", refused.what, refused.rule),
+                    refused.help,
+                );
+                return;
+            }
+        };
+        let bytes = match tokio::fs::read(&file).await {
             Ok(b) => b,
             Err(e) => {
                 probe.fail(
@@ -177,6 +195,7 @@ pub(crate) struct FileReader {
     files: std::collections::VecDeque<PathBuf>,
     whole_files: bool,
     compression: Compression,
+    access: Access,
     current: Option<(PathBuf, Lines)>,
 }
 
@@ -191,17 +210,31 @@ impl std::fmt::Debug for FileReader {
 }
 
 impl FileReader {
-    pub(crate) fn new(files: Vec<PathBuf>, whole_files: bool, compression: Compression) -> Self {
+    pub(crate) fn new(
+        files: Vec<PathBuf>,
+        whole_files: bool,
+        compression: Compression,
+        access: Access,
+    ) -> Self {
         Self {
             files: files.into(),
             whole_files,
             compression,
+            access,
             current: None,
         }
     }
 
     /// The next file's contents as one message (whole files), or its lines made current.
     async fn open_next(&mut self, path: PathBuf) -> Result<Option<SampledMessage>, ReadFailure> {
+        // Checked again as each file opens: a file listed in an allowed directory may be
+        // a link to one that is not, or have become one since it was listed.
+        let path = self.access.file_read(&path).map_err(|refused| {
+            ReadFailure::new(
+                format!("{} is not allowed: {}", refused.what, refused.rule),
+                refused.help,
+            )
+        })?;
         if self.whole_files || self.compression != Compression::None {
             let bytes = tokio::fs::read(&path)
                 .await
@@ -343,18 +376,23 @@ mod tests {
         std::fs::write(dir.path().join("readme.txt"), "x").unwrap();
         let root = dir.path().display().to_string();
         assert_eq!(
-            subdirectories(&format!("{root}/")).unwrap(),
+            subdirectories(&format!("{root}/"), &Access::unrestricted()).unwrap(),
             [format!("{root}/clicks"), format!("{root}/orders")]
         );
-        assert_eq!(subdirectories(&format!("file://{root}")).unwrap().len(), 2);
-        let missing = subdirectories(&format!("{root}/nope")).unwrap_err();
+        assert_eq!(
+            subdirectories(&format!("file://{root}"), &Access::unrestricted())
+                .unwrap()
+                .len(),
+            2
+        );
+        let missing = subdirectories(&format!("{root}/nope"), &Access::unrestricted()).unwrap_err();
         assert!(
             missing
                 .to_string()
                 .starts_with(&format!("cannot list '{root}/nope': "))
         );
         assert!(matches!(
-            subdirectories("s3://bucket/x"),
+            subdirectories("s3://bucket/x", &Access::unrestricted()),
             Err(ListError::Remote(_))
         ));
     }

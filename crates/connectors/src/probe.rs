@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tributary_types::access::Access;
 use tributary_types::{ConnectionType, REDACTED, env_references, redact_text, resolve_env};
 
 /// The step of a connection test.
@@ -89,6 +92,8 @@ pub enum TestCode {
     NotTestable,
     /// Reading (or writing) this connector from a query is not supported here.
     Unsupported,
+    /// The server's operator does not allow it: a file, a variable or an address.
+    Forbidden,
 }
 
 impl TestCode {
@@ -109,6 +114,7 @@ impl TestCode {
             TestCode::BadResponse => codes::TEST_BAD_RESPONSE,
             TestCode::NotTestable => codes::TEST_NOT_TESTABLE,
             TestCode::Unsupported => codes::UNSUPPORTED,
+            TestCode::Forbidden => codes::FORBIDDEN,
         }
     }
 }
@@ -238,6 +244,7 @@ pub struct Probe<'a> {
     /// several streams (see `Connector::splits`).
     pub split: Split,
     env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
+    access: Access,
     on_event: Option<EventSink>,
     started: Instant,
     events: Vec<TestEvent>,
@@ -278,11 +285,13 @@ impl fmt::Debug for Probe<'_> {
 }
 
 impl<'a> Probe<'a> {
-    /// A probe of `connection`, reading environment variables through `env`.
+    /// A probe of `connection`, reading environment variables through `env`, and
+    /// reaching only the files, variables and addresses `access` allows.
     pub fn new(
         connection: &'a Value,
         timeout: Duration,
         env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
+        access: &Access,
     ) -> Self {
         Self {
             connection,
@@ -295,6 +304,7 @@ impl<'a> Probe<'a> {
             format: None,
             split: Split::WHOLE,
             env,
+            access: access.clone(),
             on_event: None,
             started: Instant::now(),
             events: Vec::new(),
@@ -315,6 +325,11 @@ impl<'a> Probe<'a> {
     pub fn on_event(mut self, f: EventSink) -> Self {
         self.on_event = Some(f);
         self
+    }
+
+    /// What the probe may reach.
+    pub fn access(&self) -> &Access {
+        &self.access
     }
 
     /// What happened so far.
@@ -414,6 +429,20 @@ impl<'a> Probe<'a> {
     /// Resolve `{{ VAR }}` references in one value of `option`.
     pub fn resolve(&mut self, raw: &str, option: &str) -> Option<String> {
         let env = self.env;
+        for name in env_references(raw) {
+            if let Err(refused) = self.access.variable(&name) {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::Forbidden,
+                    format!(
+                        "option '{option}': {} is not allowed: {}",
+                        refused.what, refused.rule
+                    ),
+                    refused.help,
+                );
+                return None;
+            }
+        }
         match resolve_env(raw, env) {
             Ok(v) => {
                 // Values from the environment are secrets as far as reports go.
@@ -444,6 +473,19 @@ impl<'a> Probe<'a> {
     /// the quoted options to fix ("'host' and 'port'"), and `running` what should be
     /// running there.
     pub async fn reach(&mut self, what: &str, server: &str, settings: &str, running: &str) -> bool {
+        self.reach_addr(what, server, settings, running)
+            .await
+            .is_some()
+    }
+
+    /// [`Self::reach`], with the address it reached.
+    pub async fn reach_addr(
+        &mut self,
+        what: &str,
+        server: &str,
+        settings: &str,
+        running: &str,
+    ) -> Option<SocketAddr> {
         let looked_up = self
             .within(
                 Stage::Resolve,
@@ -451,17 +493,18 @@ impl<'a> Probe<'a> {
                 tokio::net::lookup_host(server.to_string()),
             )
             .await;
-        let addr = match looked_up.map(|r| r.map(|mut addrs| addrs.next())) {
-            None => return false,
-            Some(Ok(Some(addr))) => addr,
-            Some(Ok(None)) => {
+        let looked_up = looked_up.map(|r| r.map(|addrs| addrs.collect::<Vec<_>>()));
+        let addr = match looked_up {
+            None => return None,
+            Some(Ok(addrs)) if !addrs.is_empty() => self.checked(what, server, &addrs)?,
+            Some(Ok(_)) => {
                 self.fail(
                     Stage::Resolve,
                     TestCode::DnsUnresolved,
                     format!("{what} '{server}' has no address"),
                     format!("Check {settings}: the host name has no address here."),
                 );
-                return false;
+                return None;
             }
             Some(Err(e)) => {
                 self.fail(
@@ -470,7 +513,7 @@ impl<'a> Probe<'a> {
                     format!("{what} '{server}' does not resolve: {e}"),
                     format!("Check {settings}: the host name does not resolve from here."),
                 );
-                return false;
+                return None;
             }
         };
         match self
@@ -481,8 +524,8 @@ impl<'a> Probe<'a> {
             )
             .await
         {
-            None => false,
-            Some(Ok(_)) => true,
+            None => None,
+            Some(Ok(_)) => Some(addr),
             Some(Err(e)) => {
                 self.fail(
                     Stage::Connect,
@@ -490,7 +533,87 @@ impl<'a> Probe<'a> {
                     format!("cannot connect to {what} '{server}' ({addr}): {e}"),
                     format!("Check {settings}, and that {running}."),
                 );
-                false
+                None
+            }
+        }
+    }
+
+    /// The first of `addrs` (what `server` resolved to), once every one is an address
+    /// the probe may reach: a name that resolves to any refused address is refused, so
+    /// a client library that looks it up again cannot land on the refused one.
+    fn checked(&mut self, what: &str, server: &str, addrs: &[SocketAddr]) -> Option<SocketAddr> {
+        let host = host_of(server);
+        for addr in addrs {
+            if let Err(refused) = self.access.address(host, addr.ip()) {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::Forbidden,
+                    format!(
+                        "{what} '{server}': {} is not allowed: {}",
+                        refused.what, refused.rule
+                    ),
+                    refused.help,
+                );
+                return None;
+            }
+        }
+        addrs.first().copied()
+    }
+
+    /// Look `server` (`host:port`) up and check its addresses without connecting, for
+    /// client libraries that connect on their own; the address to connect to.
+    pub async fn police(&mut self, what: &str, server: &str) -> Option<SocketAddr> {
+        let looked_up = self
+            .within(
+                Stage::Resolve,
+                &format!("looking up {server}"),
+                tokio::net::lookup_host(server.to_string()),
+            )
+            .await?;
+        match looked_up {
+            Ok(addrs) => {
+                let addrs: Vec<SocketAddr> = addrs.collect();
+                if addrs.is_empty() {
+                    self.fail(
+                        Stage::Resolve,
+                        TestCode::DnsUnresolved,
+                        format!("{what} '{server}' has no address"),
+                        "Check the host name: it has no address here.",
+                    );
+                    return None;
+                }
+                self.checked(what, server, &addrs)
+            }
+            Err(e) => {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::DnsUnresolved,
+                    format!("{what} '{server}' does not resolve: {e}"),
+                    "Check the host name: it does not resolve from here.",
+                );
+                None
+            }
+        }
+    }
+
+    /// The local path a file setting names, once the probe may read it (`file://`
+    /// stripped; `None` with the failure recorded when it may not, or for other URLs,
+    /// which the caller handles).
+    pub fn readable_path(&mut self, setting: &str, option: &str) -> Option<PathBuf> {
+        let path = crate::local_files::local_path(setting)?;
+        match self.access.file_read(&path) {
+            Ok(p) => Some(p),
+            Err(refused) => {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::Forbidden,
+                    format!(
+                        "option '{option}': {} is not allowed: {}",
+                        refused.what, refused.rule
+                    ),
+                    refused.help,
+                );
+                None
             }
         }
     }
@@ -538,6 +661,15 @@ impl<'a> Probe<'a> {
             }
         }
     }
+}
+
+/// The host of `host:port` (`[v6]:port` unbracketed).
+pub fn host_of(server: &str) -> &str {
+    let host = match server.rsplit_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => server,
+    };
+    host.trim_start_matches('[').trim_end_matches(']')
 }
 
 /// A duration for messages: `500 ms`, `5 s`.
@@ -594,6 +726,7 @@ mod tests {
             BadResponse,
             NotTestable,
             Unsupported,
+            Forbidden,
         ] {
             // Written the same in a test's JSON and as a diagnostic's code.
             let json = serde_json::to_value(code).expect("a code serialises");
@@ -605,7 +738,12 @@ mod tests {
     fn missing_variables_fail_the_resolve_stage_by_name() {
         let config = serde_json::json!({"password": "{{ NOPE_NOT_SET }}"});
         let env = |_: &str| None;
-        let mut p = Probe::new(&config, Duration::from_secs(1), &env);
+        let mut p = Probe::new(
+            &config,
+            Duration::from_secs(1),
+            &env,
+            &Access::unrestricted(),
+        );
         assert_eq!(p.setting("/password", "password"), None);
         let e = &p.events()[0];
         assert_eq!(

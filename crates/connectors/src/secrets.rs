@@ -154,6 +154,50 @@ fn hide(value: &Value) -> Value {
     }
 }
 
+/// Whether an option says where a connection goes (a URL, host, port, server list,
+/// endpoint or broker): a secret stored for one place must not follow it to another.
+pub fn is_address_option(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "address", "url", "host", "server", "endpoint", "broker", "uri", "port",
+    ]
+    .iter()
+    .any(|part| k.contains(part))
+}
+
+/// Whether an option holds a secret: a key the schemas mark sensitive, or a value with
+/// credentials inside (URL userinfo, `password=...` pairs).
+pub fn holds_secret(key: &str, value: &str) -> bool {
+    is_secret_option(key) || redact_text(value) != value
+}
+
+/// The stored options whose secrets a change must drop: when `changed` moves an
+/// address (an address-like key to a new value), every option of `stored` that holds
+/// a secret and that `changed` does not give again, so the secret is never sent to the
+/// new place. `stored` and `changed` are (key, value) pairs.
+pub fn secrets_unbound_by<'a>(
+    stored: &'a [(String, String)],
+    changed: &[(String, String)],
+) -> Vec<&'a str> {
+    let moved = changed.iter().any(|(k, v)| {
+        is_address_option(k)
+            && stored
+                .iter()
+                .find(|(sk, _)| sk == k)
+                .is_none_or(|(_, sv)| sv != v)
+    });
+    if !moved {
+        return Vec::new();
+    }
+    stored
+        .iter()
+        .filter(|(k, v)| {
+            !is_address_option(k) && holds_secret(k, v) && !changed.iter().any(|(ck, _)| ck == k)
+        })
+        .map(|(k, _)| k.as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,8 +23,13 @@ async fn the_testing_flag_matches_what_the_test_does() {
         } else {
             ConnectionType::Lookup
         };
-        let mut probe =
-            Probe::new(&empty, Duration::from_millis(200), &env).with_table(&empty, role, 1);
+        let mut probe = Probe::new(
+            &empty,
+            Duration::from_millis(200),
+            &env,
+            &Default::default(),
+        )
+        .with_table(&empty, role, 1);
         c.test_table(&mut probe).await;
         let untestable = probe
             .events()

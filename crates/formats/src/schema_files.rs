@@ -80,6 +80,18 @@ impl protox::file::FileResolver for ProtoDirectory {
         if !path.exists() {
             return Err(protox::Error::file_not_found(name));
         }
+        // A symbolic link inside the directory may point out of it: the import is judged
+        // by where it really is.
+        let inside = match (
+            std::fs::canonicalize(&path),
+            std::fs::canonicalize(&self.dir),
+        ) {
+            (Ok(real), Ok(dir)) => real.starts_with(dir),
+            _ => false,
+        };
+        if !inside {
+            return Err(protox::Error::file_not_found(name));
+        }
         let fail = |reason: String| {
             protox::Error::new(std::io::Error::other(format!("'{name}': {reason}")))
         };

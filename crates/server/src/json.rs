@@ -49,18 +49,31 @@ impl<T: DeserializeOwned + Send> FromRequest<AppState> for ApiJson<T> {
             ));
         }
         let limit = state.config.max_body_bytes;
-        let bytes = axum::body::to_bytes(req.into_body(), limit)
-            .await
-            .map_err(|_| {
-                Failure(
-                    ApiError::new(
-                        ApiStatus::PayloadTooLarge,
-                        "payload_too_large",
-                        format!("the request body is larger than the limit of {limit} bytes"),
-                    )
-                    .with_hint("Send a smaller body; a large schema belongs in a schema registry."),
+        let within = state.config.timeouts.body_read;
+        let read = tokio::time::timeout(within, axum::body::to_bytes(req.into_body(), limit));
+        let Ok(read) = read.await else {
+            return Err(Failure(
+                ApiError::new(
+                    ApiStatus::BadRequest,
+                    "body_timeout",
+                    format!(
+                        "the request body did not arrive within {} s",
+                        within.as_secs_f64()
+                    ),
                 )
-            })?;
+                .with_hint("Send the whole body at once."),
+            ));
+        };
+        let bytes = read.map_err(|_| {
+            Failure(
+                ApiError::new(
+                    ApiStatus::PayloadTooLarge,
+                    "payload_too_large",
+                    format!("the request body is larger than the limit of {limit} bytes"),
+                )
+                .with_hint("Send a smaller body; a large schema belongs in a schema registry."),
+            )
+        })?;
         parse(&bytes).map(ApiJson).map_err(Failure)
     }
 }

@@ -94,6 +94,15 @@ pub fn router(session: Arc<Session>, config: ServerConfig) -> Router {
     let connectors = serde_json::to_vec(&tributary_sql::api::connectors())
         .map(bytes::Bytes::from)
         .unwrap_or_default();
+    // The session reaches only what the operator allows, and runs every query inside
+    // the server's limits.
+    session.set_access(config.access.clone());
+    match tributary_sql::resources::Resources::new(config.limits.clone()) {
+        Ok(r) => session.govern(Arc::new(r)),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the query threads; queries run unbounded")
+        }
+    }
     let state = AppState {
         session,
         tests: Arc::new(Semaphore::new(config.max_concurrent_tests)),

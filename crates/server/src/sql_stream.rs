@@ -8,7 +8,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{self, Stream};
 use std::convert::Infallible;
-use tokio::sync::OwnedSemaphorePermit;
 use tributary_sql::api::{SqlEvent, SqlStream};
 
 /// How the answer streams.
@@ -35,12 +34,9 @@ pub(crate) fn requested(headers: &HeaderMap) -> Option<Streaming> {
     })
 }
 
-/// The streaming answer; `slot` is held until it ends.
-pub(crate) fn response(kind: Streaming, events: SqlStream, slot: OwnedSemaphorePermit) -> Response {
-    let held = Held {
-        events,
-        _slot: slot,
-    };
+/// The streaming answer.
+pub(crate) fn response(kind: Streaming, events: SqlStream) -> Response {
+    let held = Held { events };
     match kind {
         Streaming::Sse => Sse::new(sse_events(held))
             .keep_alive(KeepAlive::default())
@@ -62,10 +58,9 @@ pub(crate) fn response(kind: Streaming, events: SqlStream, slot: OwnedSemaphoreP
     }
 }
 
-/// The script's events, and the place it holds among the connection tests.
+/// The script's events (whose task holds the request's slot).
 struct Held {
     events: SqlStream,
-    _slot: OwnedSemaphorePermit,
 }
 
 fn sse_events(held: Held) -> impl Stream<Item = Result<Event, Infallible>> {

@@ -3,19 +3,15 @@
 //! place among the concurrent tests is held until the stream ends or the client leaves
 //! (which cancels the test).
 
+use crate::handlers::TestSlot;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{self, Stream};
 use std::convert::Infallible;
-use tokio::sync::OwnedSemaphorePermit;
 use tributary_sql::api::{TestSourceMessage, TestStream};
 
 /// The streaming answer, starting with `first`.
-pub(crate) fn events(
-    first: TestSourceMessage,
-    rest: TestStream,
-    slot: OwnedSemaphorePermit,
-) -> Response {
+pub(crate) fn events(first: TestSourceMessage, rest: TestStream, slot: TestSlot) -> Response {
     Sse::new(stream_of(first, rest, slot))
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -25,13 +21,13 @@ struct Progress {
     first: Option<TestSourceMessage>,
     rest: TestStream,
     ended: bool,
-    _slot: OwnedSemaphorePermit,
+    _slot: TestSlot,
 }
 
 fn stream_of(
     first: TestSourceMessage,
     rest: TestStream,
-    slot: OwnedSemaphorePermit,
+    slot: TestSlot,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     let start = Progress {
         first: Some(first),

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tributary_sql::Session;
+use tributary_sql::resources::QueryLimits;
+use tributary_types::access::{Access, Confinement};
 use tributary_types::limits::{MAX_CONCURRENT_TESTS, MAX_REQUEST_BYTES, MAX_TEST_SECONDS};
 
 /// A server's settings.
@@ -19,6 +21,13 @@ pub struct ServerConfig {
     pub max_concurrent_tests: usize,
     /// The longest a connection test may stream.
     pub max_test_duration: Duration,
+    /// How long a connection may take to send its headers and body.
+    pub timeouts: crate::serve::ConnectionTimeouts,
+    /// The memory, slots, deadlines and threads every request that runs SQL gets.
+    pub limits: QueryLimits,
+    /// The files, variables and addresses statements may reach: by default no local
+    /// file, only `TRIBUTARY_VAR_*` variables, and no link-local address.
+    pub access: Access,
 }
 
 impl ServerConfig {
@@ -29,6 +38,10 @@ impl ServerConfig {
             max_body_bytes: MAX_REQUEST_BYTES,
             max_concurrent_tests: MAX_CONCURRENT_TESTS,
             max_test_duration: Duration::from_secs(MAX_TEST_SECONDS),
+            timeouts: Default::default(),
+            limits: QueryLimits::for_this_machine(),
+            access: Access::confined(&Confinement::default())
+                .unwrap_or_else(|_| Access::unrestricted()),
         }
     }
 }

@@ -107,8 +107,15 @@ mod tests {
         let built = std::thread::Builder::new()
             .stack_size(SHALLOW_RED_ZONE)
             .spawn(move || {
-                build_table(store.as_ref(), &state, &create, None, false)
-                    .map(|(t, _)| t.schema.fields.len())
+                build_table(
+                    store.as_ref(),
+                    &state,
+                    &create,
+                    None,
+                    false,
+                    &tributary_types::access::Access::unrestricted(),
+                )
+                .map(|(t, _)| t.schema.fields.len())
             })
             .expect("spawn")
             .join()

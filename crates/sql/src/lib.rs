@@ -32,6 +32,7 @@ pub mod preview;
 mod provider;
 pub mod render;
 pub mod report;
+pub mod resources;
 mod sample_rows;
 mod session;
 mod sinks;

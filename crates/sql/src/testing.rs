@@ -15,6 +15,7 @@ use tributary_types::{
 };
 
 use crate::describe::text_batch;
+use tributary_types::access::Access;
 
 /// The bound on each network step unless `TIMEOUT` says otherwise.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -99,6 +100,7 @@ pub(crate) async fn test_profile(
     profile: &ConnectionProfile,
     timeout: Duration,
     progress: Option<&Progress>,
+    access: &Access,
 ) -> Tested {
     let Some(entry) = registry().get(&profile.connector) else {
         return Tested {
@@ -107,7 +109,7 @@ pub(crate) async fn test_profile(
         };
     };
     let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
-    let probe = Probe::new(&profile.config, timeout, env);
+    let probe = Probe::new(&profile.config, timeout, env, access);
     let connector = &entry.connector;
     probing(probe, progress, async |p| {
         connector.test_connection(p).await
@@ -122,6 +124,7 @@ pub async fn complete(
     profile: &ConnectionProfile,
     timeout: Duration,
     progress: Option<&Progress>,
+    access: &Access,
 ) -> (Option<tributary_connectors::Completions>, Tested) {
     let Some(entry) = registry().get(&profile.connector) else {
         return (
@@ -133,7 +136,7 @@ pub async fn complete(
         );
     };
     let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
-    let probe = Probe::new(&profile.config, timeout, env);
+    let probe = Probe::new(&profile.config, timeout, env, access);
     let connector = &entry.connector;
     probing(probe, progress, async |p| connector.complete(p).await).await
 }
@@ -145,6 +148,7 @@ pub(crate) async fn test_table(
     limit: u64,
     timeout: Duration,
     progress: Option<&Progress>,
+    access: &Access,
 ) -> Tested {
     let Some(entry) = registry().get(&table.connector) else {
         return Tested {
@@ -153,7 +157,7 @@ pub(crate) async fn test_table(
         };
     };
     let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env;
-    let mut probe = Probe::new(connection, timeout, env).with_table(
+    let mut probe = Probe::new(connection, timeout, env, access).with_table(
         &table.config,
         table.connection_type,
         limit as usize,

@@ -52,6 +52,10 @@ pub enum Code {
     LimitExceeded,
     /// A secret is exposed, or a {{ VAR }} reference is wrong.
     Secret,
+    /// The server's operator does not allow it: a file, a variable or an address.
+    Forbidden,
+    /// A query needed more memory, time or room than the server gives it.
+    ResourcesExhausted,
     /// The statement is not valid, and no more precise code applies.
     Invalid,
     /// A note of what the statement did or found.
@@ -105,6 +109,8 @@ impl Code {
         Code::Unsupported,
         Code::LimitExceeded,
         Code::Secret,
+        Code::Forbidden,
+        Code::ResourcesExhausted,
         Code::Invalid,
         Code::Info,
         Code::Advice,
@@ -144,6 +150,8 @@ impl Code {
             Code::Unsupported => "UNSUPPORTED",
             Code::LimitExceeded => "LIMIT_EXCEEDED",
             Code::Secret => "SECRET",
+            Code::Forbidden => "FORBIDDEN",
+            Code::ResourcesExhausted => "RESOURCES_EXHAUSTED",
             Code::Invalid => "INVALID",
             Code::Info => "INFO",
             Code::Advice => "ADVICE",
@@ -194,6 +202,12 @@ impl Code {
             Code::Unsupported => "valid, but not something Tributary does (or can test) here",
             Code::LimitExceeded => "the input is larger or deeper than a limit allows",
             Code::Secret => "a secret is exposed, or a {{ VAR }} reference is wrong",
+            Code::Forbidden => {
+                "the server's operator does not allow it: a file, a variable or an address"
+            }
+            Code::ResourcesExhausted => {
+                "a query needed more memory, time or room than the server gives it"
+            }
             Code::Invalid => "the statement is not valid, and no more precise code applies",
             Code::Info => "a note of what the statement did or found",
             Code::Advice => "a warning: the statement ran, but may not do what was meant",
@@ -266,6 +280,10 @@ pub const UNSUPPORTED: Code = Code::Unsupported;
 pub const LIMIT_EXCEEDED: Code = Code::LimitExceeded;
 /// A secret is exposed, or a {{ VAR }} reference is wrong.
 pub const SECRET: Code = Code::Secret;
+/// The server's operator does not allow it: a file, a variable or an address.
+pub const FORBIDDEN: Code = Code::Forbidden;
+/// A query needed more memory, time or room than the server gives it.
+pub const RESOURCES_EXHAUSTED: Code = Code::ResourcesExhausted;
 /// The statement is not valid, and no more precise code applies.
 pub const INVALID: Code = Code::Invalid;
 /// A note of what the statement did or found.

@@ -2,6 +2,7 @@
 //! diagnostics. This crate is the leaf of the workspace: it depends on nothing internal and
 //! knows nothing of SQL, storage or connectors.
 
+pub mod access;
 pub mod codes;
 mod definition;
 mod diagnostic;

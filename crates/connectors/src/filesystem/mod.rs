@@ -120,6 +120,9 @@ impl Connector for FileSystem {
     fn writes_local_files(&self, table: &Value) -> bool {
         self.stays_local(table)
     }
+    fn local_read_path<'t>(&self, table: &'t Value) -> Option<&'t str> {
+        str_at(table, "/table_type/path").filter(|p| local_path(p).is_some())
+    }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         probe::open_source(probe).await
     }

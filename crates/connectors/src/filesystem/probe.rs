@@ -44,6 +44,7 @@ pub(super) async fn open_source(probe: &mut Probe<'_>) -> Option<Box<dyn SourceR
         files,
         probe.whole_files,
         compression,
+        probe.access().clone(),
     )))
 }
 
@@ -86,7 +87,13 @@ pub(super) async fn open_sink(probe: &mut Probe<'_>) -> Option<Box<dyn SinkWrite
 /// filtered by `source.regex_pattern`. A sink is proved writable instead (`None`).
 async fn locate(probe: &mut Probe<'_>, max: usize) -> Option<Vec<PathBuf>> {
     let setting = probe.table_setting("/table_type/path", "path")?;
-    let Some(root) = local_path(&setting) else {
+    let sink = probe.role == Some(ConnectionType::Sink);
+    // A source's directory is read: it must be one the session may read.
+    let checked = match local_path(&setting) {
+        Some(_) if !sink => Some(probe.readable_path(&setting, "path")?),
+        other => other,
+    };
+    let Some(root) = checked else {
         let message = format!(
             "'{setting}' is in an object store, which is tested against the real endpoint only; the path's form was checked"
         );
@@ -103,7 +110,7 @@ async fn locate(probe: &mut Probe<'_>, max: usize) -> Option<Vec<PathBuf>> {
         return None;
     };
     probe.pass(Stage::Connect, "local files need no connection");
-    if probe.role == Some(ConnectionType::Sink) {
+    if sink {
         check_writable(probe, &root).await;
         return None;
     }

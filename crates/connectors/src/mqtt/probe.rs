@@ -53,6 +53,14 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
     let tls = matches!(parsed.scheme(), "mqtts" | "ssl" | "tls");
     let host = parsed.host_str().unwrap_or("localhost").to_string();
     let port = parsed.port().unwrap_or(if tls { 8883 } else { 1883 });
+    if !probe.access().is_unrestricted() {
+        let server = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        probe.police("broker", &server).await?;
+    }
     let mut options = MqttOptions::new(client_id(probe), host.clone(), port);
     if tls {
         options.set_transport(Transport::tls_with_config(tls_config(probe)?));

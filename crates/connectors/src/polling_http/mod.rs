@@ -77,7 +77,7 @@ impl Connector for PollingHttp {
     }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         let (method, body) = method_and_body(probe);
-        let target = HttpTarget::of(probe, &method, body)?;
+        let target = HttpTarget::of(probe, &method, body).await?;
         let response = send(probe, &target, false).await?;
         let first = match response.bytes().await {
             Ok(b) => b.to_vec(),

@@ -69,6 +69,23 @@ async fn node(
             return None;
         }
     };
+    // The server the client will connect to, checked first (a confined session does
+    // not reach link-local or, if its operator says so, private addresses).
+    let server = match info.addr() {
+        ::redis::ConnectionAddr::Tcp(host, port)
+        | ::redis::ConnectionAddr::TcpTls { host, port, .. } => {
+            if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            }
+        }
+        // A local socket is a loopback address under another name.
+        _ => "127.0.0.1:0".to_string(),
+    };
+    if !probe.access().is_unrestricted() {
+        probe.police("redis server", &server).await?;
+    }
     let mut settings = info.redis_settings().clone();
     if let Some(u) = username {
         settings = settings.set_username(u);

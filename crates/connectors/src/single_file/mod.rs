@@ -78,6 +78,9 @@ impl Connector for SingleFile {
     fn writes_local_files(&self, _table: &Value) -> bool {
         true
     }
+    fn local_read_path<'t>(&self, table: &'t Value) -> Option<&'t str> {
+        str_at(table, "/path").filter(|p| local_path(p).is_some())
+    }
     async fn open_source(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SourceReader>> {
         let path = resolved_path(probe)?;
         let path = locate(probe, path).await?;
@@ -85,6 +88,7 @@ impl Connector for SingleFile {
             vec![path],
             probe.whole_files,
             Compression::None,
+            probe.access().clone(),
         )))
     }
     async fn open_sink(&self, probe: &mut Probe<'_>) -> Option<Box<dyn SinkWriter>> {
@@ -126,7 +130,13 @@ impl Connector for SingleFile {
 /// The table's `path` as a local path (the probe says why not).
 fn resolved_path(probe: &mut Probe<'_>) -> Option<PathBuf> {
     let setting = probe.table_setting("/path", "path")?;
-    let path = local_path(&setting);
+    // A source's file is read: it must be one the session may read.
+    let path = match local_path(&setting) {
+        Some(_) if probe.role != Some(ConnectionType::Sink) => {
+            Some(probe.readable_path(&setting, "path")?)
+        }
+        other => other,
+    };
     if path.is_none() {
         probe.fail(
             Stage::Resolve,

@@ -72,7 +72,7 @@ impl Connector for Webhook {
             );
             return None;
         }
-        let target = HttpTarget::of(probe, "POST", None)?;
+        let target = HttpTarget::of(probe, "POST", None).await?;
         probe.pass(Stage::Write, "posting each row");
         Some(Box::new(WebhookWriter::new(target)))
     }

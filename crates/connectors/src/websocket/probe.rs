@@ -106,17 +106,35 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(Socket, String, bool)> {
         }
     }
     probe.pass(Stage::Resolve, format!("WebSocket {url}"));
-    if !probe
-        .reach("server", &server, "'endpoint'", "the server is running")
-        .await
-    {
-        return None;
-    }
+    let addr = probe
+        .reach_addr("server", &server, "'endpoint'", "the server is running")
+        .await?;
+    // The handshake runs over a connection to the address `reach` checked, so a second
+    // lookup of the name cannot land anywhere else.
+    let connected = probe
+        .within(
+            Stage::Connect,
+            &format!("connecting to {server}"),
+            tokio::net::TcpStream::connect(addr),
+        )
+        .await?;
+    let stream = match connected {
+        Ok(s) => s,
+        Err(e) => {
+            probe.fail(
+                Stage::Connect,
+                crate::probe::connect_code(&e),
+                format!("cannot connect to server '{server}' ({addr}): {e}"),
+                "Check 'endpoint', and that the server is running.",
+            );
+            return None;
+        }
+    };
     let handshake = probe
         .within(
             Stage::Connect,
             &format!("the WebSocket handshake with {url}"),
-            tokio_tungstenite::connect_async(request),
+            tokio_tungstenite::client_async_tls(request, stream),
         )
         .await?;
     let mut socket = match handshake {

@@ -61,9 +61,8 @@ pub(crate) async fn validate_query(
     State(state): State<AppState>,
     ApiJson(post): ApiJson<ValidateQueryPost>,
 ) -> Answer {
-    let store = std::sync::Arc::clone(state.session.store());
     Ok(json(
-        &tributary_sql::api::validate_query(store, &post).await,
+        &tributary_sql::api::validate_query(&state.session, &post).await?,
     ))
 }
 
@@ -80,11 +79,9 @@ pub(crate) async fn sql(
     ApiJson(post): ApiJson<SqlPost>,
 ) -> Answer {
     if let Some(kind) = crate::sql_stream::requested(&headers) {
-        // A streamed query may hold a source's connection for as long as the client
-        // stays: it takes a place among the connection tests.
-        let slot = super::test_slot(&state)?;
-        let events = tributary_sql::api::stream_sql(state.session.clone(), post)?;
-        return Ok(crate::sql_stream::response(kind, events, slot));
+        // The stream holds its slot among the requests that run SQL until it ends.
+        let events = tributary_sql::api::stream_sql(state.session.clone(), post).await?;
+        return Ok(crate::sql_stream::response(kind, events));
     }
     Ok(json(
         &tributary_sql::api::run_sql(&state.session, &post).await?,

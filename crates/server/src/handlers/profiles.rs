@@ -29,7 +29,7 @@ pub(crate) async fn create(
 ) -> Answer {
     let _slot = match post.validate {
         Some(false) => None,
-        _ => Some(test_slot(&state)?),
+        _ => Some(test_slot(&state).await?),
     };
     Ok(json(&api::create_profile(&state.session, &post).await?))
 }
@@ -45,7 +45,7 @@ pub(crate) async fn test(
     headers: axum::http::HeaderMap,
     ApiJson(post): ApiJson<ConnectionProfilePost>,
 ) -> Answer {
-    let slot = test_slot(&state)?;
+    let slot = test_slot(&state).await?;
     let streamed = headers
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -102,6 +102,6 @@ pub(crate) async fn delete(State(state): State<AppState>, Path(id): Path<String>
     responses((status = 200, body = ConnectionAutocompleteResp), (status = 400, body = ErrorResp),
         (status = 404, body = ErrorResp), (status = 429, body = ErrorResp)))]
 pub(crate) async fn autocomplete(State(state): State<AppState>, Path(id): Path<String>) -> Answer {
-    let _slot = test_slot(&state)?;
+    let _slot = test_slot(&state).await?;
     Ok(json(&api::autocomplete(&state.session, &id).await?))
 }

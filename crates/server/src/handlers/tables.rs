@@ -66,7 +66,7 @@ pub(crate) async fn create(
         !matches!(v, Value::Bool(false) | Value::Null) && v.as_str() != Some("false")
     });
     let _slot = if tests {
-        Some(test_slot(&state)?)
+        Some(test_slot(&state).await?)
     } else {
         None
     };
@@ -83,7 +83,7 @@ pub(crate) async fn test(
     State(state): State<AppState>,
     ApiJson(post): ApiJson<ConnectionTablePost>,
 ) -> Answer {
-    let slot = test_slot(&state)?;
+    let slot = test_slot(&state).await?;
     let (first, stream) =
         api::test_table(state.session.clone(), &post, state.config.max_test_duration).await?;
     Ok(crate::sse::events(first, stream, slot))
@@ -107,7 +107,7 @@ pub(crate) async fn infer_schema(
     State(state): State<AppState>,
     ApiJson(post): ApiJson<SchemaInferPost>,
 ) -> Answer {
-    let _slot = test_slot(&state)?;
+    let _slot = test_slot(&state).await?;
     Ok(json(&api::infer_schema(&state.session, &post).await?))
 }
 

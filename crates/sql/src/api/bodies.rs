@@ -129,6 +129,10 @@ pub struct SqlPost {
     /// `run` (default) or `check`.
     #[serde(default)]
     pub mode: Option<String>,
+    /// How long the request may run before it is cancelled ('30 seconds', '2 minutes');
+    /// the server's default when absent, at most its maximum.
+    #[serde(default)]
+    pub deadline: Option<String>,
 }
 
 /// `POST /connection_tables/schemas/infer`.

@@ -14,6 +14,8 @@ pub enum ApiStatus {
     BadRequest,
     /// 401: no or a wrong token.
     Unauthorized,
+    /// 403: the server's operator does not allow it (a file, a variable, an address).
+    Forbidden,
     /// 404: no such profile or table.
     NotFound,
     /// 405: the route has no such method.
@@ -30,6 +32,8 @@ pub enum ApiStatus {
     Internal,
     /// 503: the server is shutting down.
     Unavailable,
+    /// 504: the request ran past its deadline and was cancelled.
+    DeadlineExceeded,
 }
 
 impl ApiStatus {
@@ -38,6 +42,7 @@ impl ApiStatus {
         match self {
             ApiStatus::BadRequest => 400,
             ApiStatus::Unauthorized => 401,
+            ApiStatus::Forbidden => 403,
             ApiStatus::NotFound => 404,
             ApiStatus::MethodNotAllowed => 405,
             ApiStatus::Conflict => 409,
@@ -46,6 +51,7 @@ impl ApiStatus {
             ApiStatus::TooManyRequests => 429,
             ApiStatus::Internal => 500,
             ApiStatus::Unavailable => 503,
+            ApiStatus::DeadlineExceeded => 504,
         }
     }
 }

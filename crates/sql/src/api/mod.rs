@@ -6,6 +6,7 @@
 
 mod bodies;
 mod error;
+mod governed;
 mod probes;
 mod profiles;
 mod queries;
@@ -21,6 +22,7 @@ pub use bodies::{
     PaginationQueryParams, SchemaInferPost, SchemaPost, SqlPost, Udf, ValidateQueryPost,
 };
 pub use error::{ApiDiagnostic, ApiError, ApiStatus, ErrorResp};
+pub use governed::admit;
 pub use probes::{
     InferredSchema, TestStream, infer_schema, test_profile_stream, test_schema, test_table,
 };

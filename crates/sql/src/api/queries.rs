@@ -16,7 +16,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::LogicalPlan;
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use tributary_catalog::{CatalogStore, OverlayStore};
+use tributary_catalog::OverlayStore;
 use tributary_types::Diagnostic;
 
 /// The most rows one statement's result carries in a `POST /sql` answer.
@@ -25,8 +25,18 @@ pub const MAX_RESULT_ROWS: usize = 10_000;
 /// `POST /sql`: run (`mode: "run"`, the default, stopping at the first failure) or check
 /// (`"check"`: against a copy of the catalog, connecting nowhere, every failure reported)
 /// a script. `session` runs it; a check runs on an overlay of its store.
-pub async fn run_sql(session: &Session, post: &SqlPost) -> Result<SqlResponse, ApiError> {
+pub async fn run_sql(session: &Arc<Session>, post: &SqlPost) -> Result<SqlResponse, ApiError> {
     let mode = sql_mode(post)?;
+    let asked = super::governed::asked_deadline(post.deadline.as_deref())?;
+    let post = post.clone();
+    super::governed::governed(session, asked, move |session| async move {
+        run_sql_here(&session, &post, mode).await
+    })
+    .await
+}
+
+/// `run_sql`'s work, on whichever thread runs it.
+async fn run_sql_here(session: &Session, post: &SqlPost, mode: Mode) -> SqlResponse {
     let checking;
     let session = if mode == Mode::Check {
         checking = checking_session(session);
@@ -41,11 +51,11 @@ pub async fn run_sql(session: &Session, post: &SqlPost) -> Result<SqlResponse, A
             ControlFlow::Continue(())
         })
         .await;
-    Ok(SqlResponse {
+    SqlResponse {
         results,
         failed: summary.failed,
         suppressed_diagnostics: summary.suppressed_diagnostics,
-    })
+    }
 }
 
 /// `mode`: `run` (the default) or `check`.
@@ -62,7 +72,7 @@ pub(crate) fn sql_mode(post: &SqlPost) -> Result<Mode, ApiError> {
 
 /// A session checking against a copy of `session`'s catalog (changes are not kept).
 pub(crate) fn checking_session(session: &Session) -> Session {
-    Session::new(Arc::new(OverlayStore::over(Arc::clone(session.store()))))
+    session.sibling(Arc::new(OverlayStore::over(Arc::clone(session.store()))))
 }
 
 /// The columns of a result, with their SQL types.
@@ -153,9 +163,19 @@ pub(crate) fn statement_result(outcome: Outcome) -> SqlStatementResult {
 /// overlay: nothing is stored, nothing connects); valid when there are no errors and a
 /// query to plan, whose plan is the graph.
 pub async fn validate_query(
-    store: Arc<dyn CatalogStore>,
+    session: &Arc<Session>,
     post: &ValidateQueryPost,
-) -> QueryValidationResult {
+) -> Result<QueryValidationResult, ApiError> {
+    let post = post.clone();
+    super::governed::governed(session, None, move |session| async move {
+        validate_query_here(&session, &post).await
+    })
+    .await
+}
+
+/// `validate_query`'s work, on whichever thread runs it.
+async fn validate_query_here(parent: &Session, post: &ValidateQueryPost) -> QueryValidationResult {
+    let store = Arc::clone(parent.store());
     let mut errors = Vec::new();
     if post.udfs.as_ref().is_some_and(|u| !u.is_empty()) {
         errors.push(SqlDiagnostic {
@@ -163,7 +183,7 @@ pub async fn validate_query(
             span: None,
         });
     }
-    let mut session = Session::new(Arc::new(OverlayStore::over(store)));
+    let mut session = parent.sibling(Arc::new(OverlayStore::over(store)));
     // The graph is planned after the script ran: its memory tables must still be there.
     session.set_keep_script_tables(true);
     let mut last_query = None;

@@ -36,7 +36,12 @@ pub(crate) fn classify(diags: &[Diagnostic]) -> (ApiStatus, &'static str) {
         return (ApiStatus::BadRequest, "invalid_definition");
     };
     let m = first.message.as_str();
-    if m.starts_with("the connection test of") {
+    if diags
+        .iter()
+        .any(|d| d.is_error() && d.code == Some(tributary_types::codes::FORBIDDEN))
+    {
+        (ApiStatus::Forbidden, "forbidden")
+    } else if m.starts_with("the connection test of") {
         (ApiStatus::BadRequest, "connection_failed")
     } else if m.ends_with("already exists") {
         (ApiStatus::Conflict, "already_exists")

@@ -41,16 +41,64 @@ impl Drop for SqlStream {
 }
 
 /// Start running (or checking) `post`'s script on `session`, streaming its events.
-pub fn stream_sql(session: Arc<Session>, post: SqlPost) -> Result<SqlStream, ApiError> {
+/// A governed session's request takes a slot (held until the stream ends), runs on the
+/// query threads and ends at its deadline with a failed result saying so.
+pub async fn stream_sql(session: Arc<Session>, post: SqlPost) -> Result<SqlStream, ApiError> {
     let mode = sql_mode(&post)?;
+    let asked = super::governed::asked_deadline(post.deadline.as_deref())?;
+    let deadline = super::governed::deadline(&session, asked)?;
+    let slot = super::governed::admit(&session).await?;
+    let resources = session.resources();
     let (tx, rx) = mpsc::channel(EVENTS_IN_FLIGHT);
-    let task = tokio::spawn(async move {
+    let work = async move {
+        let _slot = slot;
+        let ran = match deadline {
+            None => Some(stream_script(&session, &post, mode, &tx).await),
+            Some(d) => tokio::time::timeout(d, stream_script(&session, &post, mode, &tx))
+                .await
+                .ok(),
+        };
+        if ran.is_none() {
+            let overrun = crate::resources::Overrun::Deadline(deadline.unwrap_or_default());
+            let failure = Err(crate::session::StatementError {
+                span: Span::default(),
+                diagnostics: vec![
+                    tributary_types::Diagnostic::error(overrun.to_string())
+                        .with_help("Bound the query (LIMIT, SET preview.timeout), or ask for a longer 'deadline' in the request, up to the server's maximum.")
+                        .with_code(tributary_types::codes::RESOURCES_EXHAUSTED),
+                ],
+            });
+            let _ = tx.send(SqlEvent::Result(statement_result(failure))).await;
+            let _ = tx
+                .send(SqlEvent::Summary {
+                    failed: 1,
+                    suppressed_diagnostics: 0,
+                })
+                .await;
+        }
+    };
+    let task = match resources {
+        Some(r) => r.spawn(work),
+        None => tokio::spawn(work),
+    };
+    Ok(SqlStream { events: rx, task })
+}
+
+/// Run the script, sending its events to `tx`; returns when it has ended or the client
+/// has gone.
+async fn stream_script(
+    session: &Arc<Session>,
+    post: &SqlPost,
+    mode: Mode,
+    tx: &mpsc::Sender<SqlEvent>,
+) {
+    {
         let checking;
         let session: &Session = if mode == Mode::Check {
-            checking = checking_session(&session);
+            checking = checking_session(session);
             &checking
         } else {
-            &session
+            session
         };
         let sink = EventSink {
             tx: tx.clone(),
@@ -76,8 +124,7 @@ pub fn stream_sql(session: Arc<Session>, post: SqlPost) -> Result<SqlStream, Api
                 suppressed_diagnostics: summary.suppressed_diagnostics,
             })
             .await;
-    });
-    Ok(SqlStream { events: rx, task })
+    }
 }
 
 /// Sends a query's rows as events, after the results of the statements before it.

@@ -3,7 +3,7 @@
 //! listings page through the catalog's creation-time index.
 
 use super::bodies::{ConnectionTablePatch, ConnectionTablePost, PaginationQueryParams, SchemaPost};
-use super::error::ApiError;
+use super::error::{ApiDiagnostic, ApiError};
 use super::profiles::{catalog, find_profile};
 use super::run::{body_error, run_written, warnings};
 use super::statements::{config_options, config_path, set_schema, table_statement};
@@ -238,9 +238,25 @@ pub async fn patch_table(
     };
     let mut parts = table_parts_of(&t, profile.as_deref());
     let changes = config_options(&t.connector, &patch.config, true);
+    // A secret stored for one address never follows a change of address (a webhook's
+    // endpoint, a source's URL): unless the patch gives it again, it is dropped.
+    let stored: Vec<(String, String)> = t
+        .options
+        .iter()
+        .map(|o| (o.key.clone(), o.value.as_text()))
+        .collect();
+    let changed: Vec<(String, String)> = changes
+        .options
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_text()))
+        .collect();
+    let unbound: Vec<String> = tributary_connectors::secrets_unbound_by(&stored, &changed)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     parts
         .options
-        .retain(|(k, _, _)| !changes.removed.contains(k));
+        .retain(|(k, _, _)| !changes.removed.contains(k) && !unbound.contains(k));
     for (k, v) in changes.options.clone() {
         let path = config_path(&changes, &k);
         match parts.options.iter_mut().find(|(key, _, _)| *key == k) {
@@ -270,5 +286,19 @@ pub async fn patch_table(
         .map_err(|e| body_error(&e, &stmt))?;
     let mut v = view(store, &stored, &mut HashMap::new())?;
     v.warnings = warnings(&result.warnings, &stmt);
+    if !unbound.is_empty() {
+        v.warnings.push(ApiDiagnostic::body_warning(
+            format!(
+                "the address of table '{}' changed, so its stored secrets were dropped: {}",
+                stored.name,
+                unbound
+                    .iter()
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "/config".into(),
+        ));
+    }
     Ok(v)
 }

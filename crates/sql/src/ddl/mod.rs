@@ -4,6 +4,7 @@
 
 mod column_plans;
 mod columns;
+mod file_access;
 mod generic;
 mod profile;
 mod registry;

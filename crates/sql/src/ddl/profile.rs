@@ -209,6 +209,24 @@ pub(crate) fn alter_profile(
             .with_code(tributary_types::codes::UNSUPPORTED),
         ]);
     }
+    // A secret stored for one address never follows a change of address: unless the
+    // statement gives it again, it is dropped, and a warning names it.
+    let stored: Vec<(String, String)> = existing
+        .options
+        .iter()
+        .map(|o| (o.key.clone(), o.value.as_text()))
+        .collect();
+    let changed: Vec<(String, String)> = options
+        .iter()
+        .map(|o| (o.key.clone(), o.value.as_text()))
+        .collect();
+    let unbound: Vec<String> = tributary_connectors::secrets_unbound_by(&stored, &changed)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut removed: Vec<String> = removed.to_vec();
+    removed.extend(unbound.iter().cloned());
+    let removed = removed.as_slice();
     let mut merged: Vec<SqlOption> = vec![SqlOption {
         key: "connector".into(),
         key_span: with_span,
@@ -236,7 +254,24 @@ pub(crate) fn alter_profile(
         }
     }
     merged.extend(options);
-    let (profile, warnings) = build_profile(name, merged, with_span, Some(&existing))?;
+    let (profile, mut warnings) = build_profile(name, merged, with_span, Some(&existing))?;
+    if !unbound.is_empty() {
+        warnings.push(
+            Diagnostic::warning(format!(
+                "the address of connection profile '{}' changed, so its stored secrets were dropped: {}",
+                existing.name,
+                unbound
+                    .iter()
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_span(with_span)
+            .with_note("a secret is only ever sent where it was stored for")
+            .with_help("Give the secrets again in the same statement (or request) that changes the address.")
+            .with_code(tributary_types::codes::SECRET),
+        );
+    }
     Ok((vec![Change::PutProfile(profile)], warnings))
 }
 

@@ -16,6 +16,7 @@ use tributary_formats::{
 use tributary_registry::{
     DEFAULT_TIMEOUT, RegisteredSchema, RegistryClient, RegistryError, SchemaType, Version,
 };
+use tributary_types::access::Access;
 use tributary_types::options::to_bool;
 use tributary_types::{
     ConnectionTable, ConnectionType, Diagnostic, Format, OptionValue, RegistrySource, SourceField,
@@ -167,6 +168,7 @@ pub(crate) fn registry_not_fetched(
 pub(crate) async fn fetch_registry_schema(
     store: &dyn CatalogStore,
     stmt: &CreateTable,
+    access: &Access,
 ) -> Result<Option<FetchedSchema>, Vec<Diagnostic>> {
     let Some(FetchPlan {
         wanted,
@@ -181,7 +183,10 @@ pub(crate) async fn fetch_registry_schema(
     let Wanted {
         format, expected, ..
     } = wanted;
-    let (endpoint, auth) = settings.resolve().map_err(|d| vec![d.with_span(span)])?;
+    let (endpoint, auth) = settings
+        .resolve(access)
+        .await
+        .map_err(|d| vec![d.with_span(span)])?;
     let client = RegistryClient::new(&endpoint, auth, DEFAULT_TIMEOUT)
         .map_err(|e| vec![registry_error(e, &subject, span)])?;
     let fetched = match pin {
@@ -324,6 +329,7 @@ pub(crate) async fn register_sink_schema(
     store: &dyn CatalogStore,
     stmt: &CreateTable,
     table: &mut ConnectionTable,
+    access: &Access,
 ) -> Result<(), Vec<Diagnostic>> {
     let (id, subject) = match plan_sink_registration(store, stmt, table)? {
         SinkRegistration::Nothing => return Ok(()),
@@ -335,7 +341,10 @@ pub(crate) async fn register_sink_schema(
             schema,
             span,
         } => {
-            let (endpoint, auth) = settings.resolve().map_err(|d| vec![d.with_span(span)])?;
+            let (endpoint, auth) = settings
+                .resolve(access)
+                .await
+                .map_err(|d| vec![d.with_span(span)])?;
             let client = RegistryClient::new(&endpoint, auth, DEFAULT_TIMEOUT)
                 .map_err(|e| vec![registry_error(e, &subject, span)])?;
             let id = client
@@ -368,9 +377,19 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// The endpoint and Basic credentials with the environment's values.
-    fn resolve(&self) -> Result<(String, Option<(String, String)>), Diagnostic> {
+    /// The endpoint and Basic credentials with the environment's values, once `access`
+    /// allows the variables they name and the address the endpoint resolves to.
+    async fn resolve(
+        &self,
+        access: &Access,
+    ) -> Result<(String, Option<(String, String)>), Diagnostic> {
         let env = |s: &str| {
+            for name in tributary_types::env_references(s) {
+                access.variable(&name).map_err(|r| {
+                    r.diagnostic(Span::default())
+                        .with_note("the schema registry's settings name it")
+                })?;
+            }
             resolve_env(s, |name| std::env::var(name).ok()).map_err(|e| {
                 Diagnostic::error(format!("cannot connect to the schema registry: {e}"))
                     .with_help("Set the environment variable, or write the value directly.")
@@ -378,6 +397,7 @@ impl Settings {
             })
         };
         let endpoint = env(self.endpoint.as_deref().unwrap_or_default())?;
+        police_endpoint(&endpoint, access).await?;
         let auth = match (&self.key, &self.secret) {
             (Some(k), Some(s)) => Some((env(k)?, env(s)?)),
             (Some(k), None) => Some((env(k)?, String::new())),
@@ -385,6 +405,39 @@ impl Settings {
         };
         Ok((endpoint, auth))
     }
+}
+
+/// Refuse a registry endpoint whose address `access` does not allow (a confined
+/// session never asks a link-local metadata service for a "schema").
+async fn police_endpoint(endpoint: &str, access: &Access) -> Result<(), Diagnostic> {
+    if access.is_unrestricted() {
+        return Ok(());
+    }
+    let Ok(url) = url::Url::parse(endpoint) else {
+        // The client says what is wrong with the URL.
+        return Ok(());
+    };
+    let host = url.host_str().unwrap_or_default().to_string();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let bare = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let addrs = tokio::net::lookup_host((bare.as_str(), port))
+        .await
+        .map_err(|e| {
+            Diagnostic::error(format!(
+                "cannot connect to the schema registry: '{bare}' does not resolve: {e}"
+            ))
+            .with_help("Check the registry's endpoint.")
+            .with_code(tributary_types::codes::SCHEMA_REGISTRY)
+        })?;
+    for addr in addrs {
+        access
+            .address(&bare, addr.ip())
+            .map_err(|r| r.diagnostic(Span::default()))?;
+    }
+    Ok(())
 }
 
 fn registry_settings(

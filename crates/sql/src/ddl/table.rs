@@ -5,6 +5,7 @@
 
 use super::column_plans::finish_columns;
 use super::columns::declare_columns;
+use super::file_access::{check_read_path, check_schema_files};
 use super::generic::GENERIC_TABLE_OPTIONS;
 use super::profile::{connector_option, finish};
 use super::registry::FetchedSchema;
@@ -22,6 +23,7 @@ use datafusion::execution::SessionState;
 use tributary_catalog::{CatalogStore, new_table_id, now_micros};
 use tributary_connectors::{MapRequest, TableCheck, describe, map_options};
 use tributary_formats::{all_format_keys, format_from_options};
+use tributary_types::access::Access;
 use tributary_types::{
     CURRENT_FORMAT_VERSION, ConnectionSchema, ConnectionTable, ConnectionType, Diagnostic, Format,
     OptionValue, SqlOption, WithOptions, codes,
@@ -36,6 +38,7 @@ pub(crate) fn build_table(
     stmt: &CreateTable,
     fetched: Option<FetchedSchema>,
     schema_pending: bool,
+    access: &Access,
 ) -> Result<(ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
     let name = &stmt.name.value;
     if !stmt.has_with {
@@ -58,6 +61,7 @@ pub(crate) fn build_table(
     let profile = resolve_profile(store, entry, &mut opts, &mut diags);
     let errors = |diags: &[Diagnostic]| diags.iter().filter(|d| d.is_error()).count();
     let errors_before_format = errors(&diags);
+    check_schema_files(&mut opts, access, &mut diags);
     let mut formats = format_from_options(&mut opts, &mut diags);
     let format_failed = errors(&diags) > errors_before_format;
     registry_pins(&mut opts, formats.format.as_ref(), &mut diags);
@@ -228,6 +232,14 @@ pub(crate) fn build_table(
     } else {
         c.connection_type(&mapped.config)
     };
+    check_read_path(
+        c,
+        &mapped.config,
+        connection_type,
+        &stmt.options,
+        access,
+        &mut diags,
+    );
     match declared_type {
         Some((t, span)) if t != connection_type => {
             let d = if entry.connector.roles().lookup && t == ConnectionType::Lookup {

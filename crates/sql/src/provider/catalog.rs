@@ -33,6 +33,11 @@ pub struct SessionShared {
     pub(crate) functions: Mutex<crate::declared::Registered>,
     /// Connection tables already decoded, for the current catalog generation.
     providers: super::cache::ProviderCache,
+    /// The files, variables and addresses statements may reach (everything, unless the
+    /// session was confined: a server's).
+    access: std::sync::RwLock<tributary_types::access::Access>,
+    /// The memory, slots and threads a server gives its queries (none: unbounded).
+    resources: std::sync::RwLock<Option<Arc<crate::resources::Resources>>>,
 }
 
 impl SessionShared {
@@ -46,7 +51,41 @@ impl SessionShared {
             state: OnceLock::new(),
             functions: Mutex::new(Default::default()),
             providers: Default::default(),
+            access: Default::default(),
+            resources: Default::default(),
         })
+    }
+
+    /// The memory, slots and threads queries run with, if the session is governed.
+    pub fn resources(&self) -> Option<Arc<crate::resources::Resources>> {
+        match self.resources.read() {
+            Ok(r) => r.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Run queries with `resources` from now on.
+    pub(crate) fn set_resources(&self, resources: Arc<crate::resources::Resources>) {
+        match self.resources.write() {
+            Ok(mut r) => *r = Some(resources),
+            Err(poisoned) => *poisoned.into_inner() = Some(resources),
+        }
+    }
+
+    /// The files, variables and addresses statements may reach.
+    pub fn access(&self) -> tributary_types::access::Access {
+        match self.access.read() {
+            Ok(a) => a.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Reach only what `access` allows from now on.
+    pub(crate) fn set_access(&self, access: tributary_types::access::Access) {
+        match self.access.write() {
+            Ok(mut a) => *a = access,
+            Err(poisoned) => *poisoned.into_inner() = access,
+        }
     }
 
     /// The memory tables and named results in scope.

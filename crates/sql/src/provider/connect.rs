@@ -98,7 +98,8 @@ pub(crate) async fn connect(
     }
     let connection = connection_of(shared.store.as_ref(), table);
     let env: &(dyn Fn(&str) -> Option<String> + Send + Sync) = &env_var;
-    let mut probe = Probe::new(&connection, DEFAULT_TIMEOUT, env).with_table(
+    let access = shared.access();
+    let mut probe = Probe::new(&connection, DEFAULT_TIMEOUT, env, &access).with_table(
         &table.config,
         table.connection_type,
         limit,

@@ -42,9 +42,13 @@ impl Session {
                     .with_span(name.span),
             );
         } else if self.may_connect(mode) {
-            let tested =
-                testing::test_profile(&profile, testing::DEFAULT_TIMEOUT, self.progress.as_ref())
-                    .await;
+            let tested = testing::test_profile(
+                &profile,
+                testing::DEFAULT_TIMEOUT,
+                self.progress.as_ref(),
+                &self.shared.access(),
+            )
+            .await;
             let what = format!("connection profile '{}'", profile.name);
             if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
                 return Err(vec![d.with_note(
@@ -138,7 +142,7 @@ impl Session {
         // far as it can be without the schema, and a note says so).
         let mut notes = Vec::new();
         let fetched = if self.may_connect(mode) {
-            fetch_registry_schema(store, create).await?
+            fetch_registry_schema(store, create, &self.shared.access()).await?
         } else {
             notes.extend(crate::ddl::registry_not_fetched(store, create)?);
             None
@@ -148,7 +152,7 @@ impl Session {
         warnings.splice(0..0, notes);
         // Registering is a change in another system: `check` does not make it.
         if register && self.may_connect(mode) {
-            register_sink_schema(store, create, &mut table).await?;
+            register_sink_schema(store, create, &mut table, &self.shared.access()).await?;
         } else if table.connection_type == ConnectionType::Sink
             && registry_framed(table.schema.format.as_ref())
         {
@@ -225,6 +229,7 @@ impl Session {
         // registry); table definitions plan their expressions with it.
         let state = self.ctx.state_ref();
         let state = state.read();
+        let access = self.shared.access();
         crate::deep::for_depth(create.depth, || {
             build_table(
                 self.shared.store.as_ref(),
@@ -232,6 +237,7 @@ impl Session {
                 create,
                 fetched,
                 schema_pending,
+                &access,
             )
         })
     }

@@ -91,7 +91,13 @@ impl Session {
             } => {
                 let (profile, notes) =
                     build_profile(name, options.clone(), *with_span, None).map_err(fail)?;
-                let tested = testing::test_profile(&profile, timeout, progress.as_ref()).await;
+                let tested = testing::test_profile(
+                    &profile,
+                    timeout,
+                    progress.as_ref(),
+                    &self.shared.access(),
+                )
+                .await;
                 let what = format!("connection profile '{}'", profile.name);
                 DefinitionTest {
                     failure: testing::failure_diagnostic(&what, &tested, name.span)
@@ -307,8 +313,16 @@ impl Session {
             let state = state.read();
             // The table must still build, and still find the registry it reads its schema
             // from or registers its writer schema with (checked without connecting).
+            let access = self.shared.access();
             let built = crate::deep::for_depth(create.depth, || {
-                build_table(&overlay, &state, &create, None, table.registry.is_some())
+                build_table(
+                    &overlay,
+                    &state,
+                    &create,
+                    None,
+                    table.registry.is_some(),
+                    &access,
+                )
             })
             .and_then(|(rebuilt, _)| {
                 crate::ddl::registry_not_fetched(&overlay, &create)?;

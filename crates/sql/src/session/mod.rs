@@ -151,6 +151,47 @@ impl Session {
         self
     }
 
+    /// The same session, reaching only the files, `{{ VAR }}` variables and network
+    /// addresses `access` allows: a server shared by a team confines its session, so a
+    /// token holder cannot read the host's files or secrets through a statement.
+    pub fn confine(self, access: tributary_types::access::Access) -> Self {
+        self.shared.set_access(access);
+        self
+    }
+
+    /// Reach only what `access` allows from now on (a shared session: a server's).
+    pub fn set_access(&self, access: tributary_types::access::Access) {
+        self.shared.set_access(access);
+    }
+
+    /// What the session may reach.
+    pub fn access(&self) -> tributary_types::access::Access {
+        self.shared.access()
+    }
+
+    /// Run every query inside `resources` from now on: each gets a memory pool of its
+    /// own, drawn from the server's total. (Slots, deadlines and query threads are the
+    /// request's: see `crate::api`.)
+    pub fn govern(&self, resources: Arc<crate::resources::Resources>) {
+        self.shared.set_resources(resources);
+    }
+
+    /// The resources queries run inside, if the session is governed.
+    pub fn resources(&self) -> Option<Arc<crate::resources::Resources>> {
+        self.shared.resources()
+    }
+
+    /// A new session over `store` that reaches, writes and spends what this one may:
+    /// for checking a script over an overlay of the same catalog.
+    pub fn sibling(&self, store: Arc<dyn CatalogStore>) -> Session {
+        let mut s = Session::new(store).confine(self.access());
+        s.file_writes = self.file_writes;
+        if let Some(r) = self.resources() {
+            s.govern(r);
+        }
+        s
+    }
+
     /// The same session, reporting each connection test event to `progress` as it
     /// happens (the stage results still arrive with the statement's result).
     pub fn with_progress(mut self, progress: testing::Progress) -> Self {

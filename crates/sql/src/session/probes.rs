@@ -55,7 +55,13 @@ impl Session {
         if let Some(refused) = self.network_refused(mode, "the connection test", name.span) {
             return refused;
         }
-        let tested = testing::test_profile(&profile, timeout, self.progress.as_ref()).await;
+        let tested = testing::test_profile(
+            &profile,
+            timeout,
+            self.progress.as_ref(),
+            &self.shared.access(),
+        )
+        .await;
         profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
         self.apply(vec![Change::PutProfile(profile.clone())], name.span)
             .await?;
@@ -95,8 +101,13 @@ impl Session {
         if let Some(refused) = self.network_refused(mode, "SHOW TOPICS", name.span) {
             return refused;
         }
-        let (found, tested) =
-            testing::complete(&profile, testing::DEFAULT_TIMEOUT, self.progress.as_ref()).await;
+        let (found, tested) = testing::complete(
+            &profile,
+            testing::DEFAULT_TIMEOUT,
+            self.progress.as_ref(),
+            &self.shared.access(),
+        )
+        .await;
         let what = format!("connection profile '{}'", profile.name);
         if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
             return Err(vec![d]);
@@ -134,8 +145,13 @@ impl Session {
         if let Some(Err(refused)) = self.network_refused(Mode::Run, "completion", n.span) {
             return Err(refused);
         }
-        let (found, tested) =
-            testing::complete(&profile, testing::DEFAULT_TIMEOUT, self.progress.as_ref()).await;
+        let (found, tested) = testing::complete(
+            &profile,
+            testing::DEFAULT_TIMEOUT,
+            self.progress.as_ref(),
+            &self.shared.access(),
+        )
+        .await;
         match testing::failure_diagnostic(&format!("connection profile '{name}'"), &tested, n.span)
         {
             Some(d) => Err(vec![d]),
@@ -157,7 +173,15 @@ impl Session {
         Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>>,
     ) {
         let connection = testing::connection_of(self.shared.store.as_ref(), table);
-        let tested = testing::test_table(table, &connection, limit, timeout, progress).await;
+        let tested = testing::test_table(
+            table,
+            &connection,
+            limit,
+            timeout,
+            progress,
+            &self.shared.access(),
+        )
+        .await;
         let outcome = judge_table_test(table, &tested, span);
         (tested, outcome)
     }

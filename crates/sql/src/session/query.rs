@@ -51,7 +51,13 @@ impl Session {
             .await
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let task = Arc::new(df.task_ctx());
+        let mut task = df.task_ctx();
+        if let Some(resources) = self.shared.resources() {
+            // The query's operators reserve from a pool of its own.
+            let runtime = resources.query_runtime(&task.runtime_env());
+            task = task.with_runtime(runtime);
+        }
+        let task = Arc::new(task);
         // Analysis and optimisation recurse once per level of the query's nesting, as
         // planning does: on a grown stack too.
         let physical = crate::deep::block_on_deep(df.create_physical_plan())

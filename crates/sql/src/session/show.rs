@@ -27,15 +27,19 @@ impl Session {
     }
 
     pub(super) fn show_directories(&self, path: &str, span: Span) -> Handled {
-        match tributary_connectors::subdirectories(path) {
+        match tributary_connectors::subdirectories(path, &self.shared.access()) {
             Ok(dirs) => Ok(Reply::rows(describe::text_batch(
                 &["name", "kind"],
                 dirs.into_iter()
                     .map(|d| vec![d, "directory".to_string()])
                     .collect(),
             ))),
+            Err(tributary_connectors::ListError::Forbidden(refused)) => {
+                Err(vec![refused.diagnostic(span)])
+            }
             Err(e) => {
                 let help = match e {
+                    tributary_connectors::ListError::Forbidden(_) => "",
                     tributary_connectors::ListError::Remote(_) => {
                         "Listing an object store needs the real endpoint; write the table's path directly."
                     }
