@@ -19,9 +19,14 @@ pub struct Server {
 impl Server {
     /// Start the server on `catalog` and wait until it has announced its address.
     pub fn start(catalog: &Path, log: PathBuf) -> Self {
+        Self::start_with(catalog, log, &[])
+    }
+
+    /// [`Server::start`] with more `serve` flags.
+    pub fn start_with(catalog: &Path, log: PathBuf, flags: &[&str]) -> Self {
         let notice = catalog.join("tributary.server");
         let _ = std::fs::remove_file(&notice);
-        let child = spawn(catalog.as_os_str(), "127.0.0.1:0", &log);
+        let child = spawn(catalog.as_os_str(), "127.0.0.1:0", &log, flags);
         let deadline = Instant::now() + Duration::from_secs(30);
         let url = loop {
             if let Ok(text) = std::fs::read_to_string(&notice)
@@ -52,7 +57,7 @@ impl Server {
             .local_addr()
             .unwrap()
             .port();
-        let child = spawn(catalog.as_ref(), &format!("127.0.0.1:{port}"), &log);
+        let child = spawn(catalog.as_ref(), &format!("127.0.0.1:{port}"), &log, &[]);
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
@@ -71,9 +76,21 @@ impl Server {
 
     /// Stop with SIGTERM, as a service manager would; the exit status.
     pub fn stop(&mut self) -> Option<i32> {
+        self.terminate();
+        self.wait_exit()
+    }
+
+    /// Send SIGTERM.
+    pub fn terminate(&mut self) {
+        if let Some(child) = &self.child {
+            let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+            rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        }
+    }
+
+    /// Wait for the process to exit (30 s at most); its exit status.
+    pub fn wait_exit(&mut self) -> Option<i32> {
         let mut child = self.child.take()?;
-        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = child.try_wait().unwrap() {
@@ -92,11 +109,12 @@ impl Server {
     }
 }
 
-fn spawn(catalog: &std::ffi::OsStr, bind: &str, log: &Path) -> Child {
+fn spawn(catalog: &std::ffi::OsStr, bind: &str, log: &Path, flags: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_tributary"))
         .arg("--catalog")
         .arg(catalog)
         .args(["--token", TOKEN, "serve", "--bind", bind])
+        .args(flags)
         .env_remove("TRIBUTARY_CATALOG")
         .env_remove("TRIBUTARY_TOKENS")
         .stdin(Stdio::null())

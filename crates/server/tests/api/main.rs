@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // Tests panic on failure.
 
+mod boundary;
 mod common;
 mod contract;
 mod guards;

@@ -169,9 +169,11 @@ async fn an_endless_source_streams_without_a_bound_and_a_closed_request_closes_i
 }
 
 #[tokio::test]
-async fn a_streamed_query_holds_a_place_among_the_connection_tests() {
+async fn a_streamed_query_holds_a_slot_among_the_requests_that_run_sql() {
     let app = crate::common::app_with(|mut c| {
-        c.max_concurrent_tests = 1;
+        c.limits.slots = 1;
+        c.limits.max_waiting = 1;
+        c.limits.max_wait = Duration::from_millis(500);
         c
     });
     app.sql("CREATE TABLE endless WITH (connector = 'impulse', event_rate = '100')")
@@ -190,7 +192,7 @@ async fn a_streamed_query_holds_a_place_among_the_connection_tests() {
         .send(streamed_request("application/x-ndjson", "SELECT 1"))
         .await;
     assert_eq!(second.status, 429);
-    assert_eq!(second.json()["code"], "too_many_tests");
+    assert_eq!(second.json()["code"], "too_many_queries");
     // The place is given back when the client leaves.
     drop(first);
     let third = app

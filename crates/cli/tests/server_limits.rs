@@ -1,0 +1,98 @@
+//! `tributary serve` bounds every connection and its own shutdown: a client that sends
+//! its headers byte by byte is closed, and SIGTERM with a query in flight exits within
+//! the grace period. (What requests may reach and spend: crates/server/tests/api/boundary.rs.)
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+mod common;
+
+use common::server::{Server, TOKEN};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+fn host_port(url: &str) -> String {
+    url.trim_start_matches("http://").to_string()
+}
+
+#[test]
+fn a_slow_header_client_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("catalog"), dir.path().join("log"));
+    let mut stream = TcpStream::connect(host_port(&server.url)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let started = Instant::now();
+    let request = format!(
+        "GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nX-Slow: "
+    );
+    let mut closed = false;
+    // One byte every 200 ms, for as long as the server keeps the connection.
+    for byte in request.bytes().chain(std::iter::repeat(b'a')) {
+        if stream.write_all(&[byte]).is_err() {
+            closed = true;
+            break;
+        }
+        let mut buf = [0u8; 256];
+        match stream.read(&mut buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(_) => {} // A 408 answer before the close is fine.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the connection was still open after 15 s"
+        );
+    }
+    assert!(closed);
+    // The header timeout is 5 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn sigterm_with_a_slow_query_exits_within_the_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start_with(
+        &dir.path().join("catalog"),
+        dir.path().join("log"),
+        &["--shutdown-grace", "2s"],
+    );
+    let body = r#"{"sql": "CREATE TABLE slow WITH (connector = 'impulse', event_rate = 1000000000, message_count = 1000000000); SELECT count(*) FROM slow"}"#;
+    let mut stream = TcpStream::connect(host_port(&server.url)).unwrap();
+    write!(
+        stream,
+        "POST /api/v1/sql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    server.terminate();
+    let status = server.wait_exit();
+    let took = started.elapsed();
+    assert_eq!(status, Some(0), "{}", server.log());
+    assert!(
+        took < Duration::from_secs(4),
+        "exit took {took:?}: {}",
+        server.log()
+    );
+    assert!(server.log().contains("cancelled"), "{}", server.log());
+}
