@@ -52,13 +52,16 @@ pub async fn stream_sql(session: Arc<Session>, post: SqlPost) -> Result<SqlStrea
     let (tx, rx) = mpsc::channel(EVENTS_IN_FLIGHT);
     let work = async move {
         let _slot = slot;
-        let ran = match deadline {
-            None => Some(stream_script(&session, &post, mode, &tx).await),
+        let finished = match deadline {
+            None => {
+                stream_script(&session, &post, mode, &tx).await;
+                true
+            }
             Some(d) => tokio::time::timeout(d, stream_script(&session, &post, mode, &tx))
                 .await
-                .ok(),
+                .is_ok(),
         };
-        if ran.is_none() {
+        if !finished {
             let overrun = crate::resources::Overrun::Deadline(deadline.unwrap_or_default());
             let failure = Err(crate::session::StatementError {
                 span: Span::default(),
