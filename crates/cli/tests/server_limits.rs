@@ -96,3 +96,79 @@ fn sigterm_with_a_slow_query_exits_within_the_grace() {
     );
     assert!(server.log().contains("cancelled"), "{}", server.log());
 }
+
+/// A request over a fresh connection, the connection kept open; the answer's head and
+/// body as text.
+fn request(stream: &mut TcpStream, method: &str, path: &str, body: &str) -> String {
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 65536];
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let started = Instant::now();
+    // Read until the answer has stopped coming (it is small) or a minute has passed.
+    while started.elapsed() < Duration::from_secs(60) {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(_) if !answer.is_empty() => break,
+            Err(_) => {}
+        }
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("catalog"), dir.path().join("log"));
+    let mut stream = TcpStream::connect(host_port(&server.url)).unwrap();
+    let answer = request(&mut stream, "GET", "/api/v1/ping", "");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // Then nothing: the server closes the connection after the header timeout.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 16];
+    let n = stream.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "the server sent more instead of closing");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// The process's peak resident memory, in bytes (Linux).
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn a_query_over_its_memory_fails_and_the_process_stays_under_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        &dir.path().join("catalog"),
+        dir.path().join("log"),
+        &["--query-memory", "64MB", "--total-query-memory", "512MB"],
+    );
+    let mut stream = TcpStream::connect(host_port(&server.url)).unwrap();
+    let body = r#"{"sql": "CREATE TABLE fast WITH (connector = 'impulse', event_rate = 1000000000, message_count = 100000000); SELECT length(string_agg(repeat('x', 1000), ',')) FROM fast"}"#;
+    let answer = request(&mut stream, "POST", "/api/v1/sql", body);
+    assert!(answer.contains("--query-memory"), "{answer}");
+    let peak = peak_memory(server.pid().unwrap());
+    assert!(peak < 512 << 20, "peak {} MiB", peak >> 20);
+    // The server carries on.
+    let mut again = TcpStream::connect(host_port(&server.url)).unwrap();
+    assert!(request(&mut again, "GET", "/api/v1/ping", "").starts_with("HTTP/1.1 200"));
+}

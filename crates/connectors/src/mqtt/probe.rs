@@ -53,15 +53,21 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
     let tls = matches!(parsed.scheme(), "mqtts" | "ssl" | "tls");
     let host = parsed.host_str().unwrap_or("localhost").to_string();
     let port = parsed.port().unwrap_or(if tls { 8883 } else { 1883 });
+    // A confined session connects to the address it checked (without TLS, which needs
+    // the name), so a second lookup of the name cannot land anywhere else.
+    let mut connect_to = host.clone();
     if !probe.access().is_unrestricted() {
         let server = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
             format!("{host}:{port}")
         };
-        probe.police("broker", &server).await?;
+        let checked = probe.police("broker", &server).await?;
+        if !tls {
+            connect_to = checked.ip().to_string();
+        }
     }
-    let mut options = MqttOptions::new(client_id(probe), host.clone(), port);
+    let mut options = MqttOptions::new(client_id(probe), connect_to, port);
     if tls {
         options.set_transport(Transport::tls_with_config(tls_config(probe)?));
     }

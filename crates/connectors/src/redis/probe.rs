@@ -84,7 +84,13 @@ async fn node(
         _ => "127.0.0.1:0".to_string(),
     };
     if !probe.access().is_unrestricted() {
-        probe.police("redis server", &server).await?;
+        let checked = probe.police("redis server", &server).await?;
+        // Without TLS (which needs the name), connect to the checked address itself, so
+        // a second lookup of the name cannot land anywhere else.
+        if let ::redis::ConnectionAddr::Tcp(_, port) = info.addr() {
+            let port = *port;
+            info = info.set_addr(::redis::ConnectionAddr::Tcp(checked.ip().to_string(), port));
+        }
     }
     let mut settings = info.redis_settings().clone();
     if let Some(u) = username {
