@@ -117,6 +117,32 @@ async fn file_sources_read_only_inside_allowed_directories() {
     // Inside the allowed directory, a preview reads the file.
     let results = sql(&app, "SELECT value FROM good").await;
     assert_eq!(results[0]["rows"], json!([["hello"]]), "{results:?}");
+    // A file turned into a link to the catalog after the table was made is refused as
+    // it opens.
+    std::fs::remove_file(allowed.path().join("ok.txt")).unwrap();
+    std::os::unix::fs::symlink(catalog.path().join("db"), allowed.path().join("ok.txt")).unwrap();
+    for statement in ["SELECT value FROM good", "TEST TABLE good"] {
+        let text = serde_json::to_string(&sql(&app, statement).await).unwrap();
+        assert!(text.contains("never read"), "{statement}: {text}");
+        assert!(!text.contains("every stored secret"), "{text}");
+    }
+    // A directory's files are checked one by one as they open: a link among them to
+    // the catalog is refused even though the directory is allowed.
+    let data = allowed.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("a.txt"), "fine\n").unwrap();
+    std::os::unix::fs::symlink(catalog.path().join("db"), data.join("b.txt")).unwrap();
+    let results = sql(
+        &app,
+        &format!(
+            "CREATE TABLE dir (value TEXT) WITH (connector = 'filesystem', type = 'source', path = '{}', format = 'raw_string'); SELECT value FROM dir",
+            data.display()
+        ),
+    )
+    .await;
+    let text = serde_json::to_string(&results).unwrap();
+    assert!(text.contains("never read"), "{text}");
+    assert!(!text.contains("every stored secret"), "{text}");
 }
 
 #[tokio::test]
