@@ -380,3 +380,37 @@ async fn heavy_queries_neither_starve_the_server_nor_outlive_their_deadline() {
         pings.len()
     );
 }
+
+#[tokio::test]
+async fn a_deadline_stops_an_operator_that_makes_many_batches_from_one() {
+    let app = app_with(|mut c| {
+        c.limits = QueryLimits {
+            deadline: Duration::from_secs(2),
+            ..QueryLimits::for_this_machine()
+        };
+        c
+    });
+    app.sql(
+        "CREATE TABLE mid WITH (connector = 'impulse', event_rate = 1000000000, message_count = 1000000);
+         CREATE TABLE few WITH (connector = 'impulse', event_rate = 1000000000, message_count = 1000)",
+    )
+    .await;
+    // One batch of `few` against a million rows: hundreds of thousands of batches made
+    // from one batch the source gave, which only yields between operators interrupt.
+    let started = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        app.post(
+            "/api/v1/sql",
+            json!({"sql": "SELECT count(*) FROM mid a CROSS JOIN few b"}),
+        ),
+    )
+    .await
+    .expect("the query ran on past its deadline");
+    assert_eq!(r.status, 504, "{}", r.text());
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -7,10 +7,8 @@
 
 mod gate;
 mod memory;
-mod yielding;
 
 pub use gate::{Busy, Slot};
-pub(crate) use yielding::yielding_everywhere;
 
 use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryPool};
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};

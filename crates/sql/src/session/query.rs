@@ -64,11 +64,6 @@ impl Session {
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
         let streamed = matches!(delivery, Delivery::Streamed(_));
         check_bounds(&physical, &self.ctx.state(), span, streamed)?;
-        // A governed query yields between operators, so its deadline can stop it.
-        let physical = match self.shared.resources() {
-            Some(_) => crate::resources::yielding_everywhere(physical),
-            None => physical,
-        };
         let output = match delivery {
             Delivery::Gathered => {
                 let batches = datafusion::physical_plan::collect(physical, task)
