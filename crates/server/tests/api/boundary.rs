@@ -414,3 +414,43 @@ async fn a_deadline_stops_an_operator_that_makes_many_batches_from_one() {
         started.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_that_never_yield_do_not_hold_up_the_threads_that_answer() {
+    let app = app_with(|c| c);
+    app.sql("CREATE TABLE n WITH (connector = 'impulse', event_rate = 1000000000, message_count = 8000)")
+        .await;
+    // A nested-loop join's filter over one batch pair is one long step that never
+    // yields: run where HTTP is answered, it would hold those threads for its length.
+    let heavy = json!({"sql": "SELECT count(*) FROM n a CROSS JOIN n b WHERE (a.counter * 7 + b.counter) % 1000003 = 1"});
+    let mut running = Vec::new();
+    for _ in 0..4 {
+        let router = app.router.clone();
+        let body = heavy.to_string();
+        running.push(tokio::spawn(async move {
+            let req = axum::http::Request::builder()
+                .method("POST")
+                .uri("/api/v1/sql")
+                .header("authorization", format!("Bearer {}", crate::common::TOKEN))
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(body))
+                .unwrap();
+            use tower::ServiceExt;
+            router.oneshot(req).await.unwrap().status().as_u16()
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut pings = Vec::new();
+    while running.iter().any(|h| !h.is_finished()) {
+        let started = Instant::now();
+        assert_eq!(app.get("/api/v1/ping").await.status, 200);
+        pings.push(started.elapsed());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for h in running {
+        assert_eq!(h.await.unwrap(), 200);
+    }
+    pings.sort();
+    let p99 = pings[(pings.len() * 99 / 100).min(pings.len() - 1)];
+    assert!(p99 < Duration::from_millis(50), "ping p99 {p99:?} of {}", pings.len());
+}
