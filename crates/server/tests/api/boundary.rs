@@ -452,5 +452,9 @@ async fn queries_that_never_yield_do_not_hold_up_the_threads_that_answer() {
     }
     pings.sort();
     let p99 = pings[(pings.len() * 99 / 100).min(pings.len() - 1)];
-    assert!(p99 < Duration::from_millis(50), "ping p99 {p99:?} of {}", pings.len());
+    assert!(
+        p99 < Duration::from_millis(50),
+        "ping p99 {p99:?} of {}",
+        pings.len()
+    );
 }
