@@ -148,12 +148,9 @@ impl HttpTarget {
                 }
             };
             let bare = host.trim_start_matches('[').trim_end_matches(']');
-            let server = if bare.contains(':') {
-                format!("[{bare}]:{port}")
-            } else {
-                format!("{bare}:{port}")
-            };
-            let addr = probe.police("endpoint", &server).await?;
+            let addr = probe
+                .police("endpoint", &crate::probe::host_port(bare, port))
+                .await?;
             builder = builder
                 .resolve(bare, addr)
                 .redirect(reqwest::redirect::Policy::none());

@@ -486,36 +486,7 @@ impl<'a> Probe<'a> {
         settings: &str,
         running: &str,
     ) -> Option<SocketAddr> {
-        let looked_up = self
-            .within(
-                Stage::Resolve,
-                &format!("looking up {server}"),
-                tokio::net::lookup_host(server.to_string()),
-            )
-            .await;
-        let looked_up = looked_up.map(|r| r.map(|addrs| addrs.collect::<Vec<_>>()));
-        let addr = match looked_up {
-            None => return None,
-            Some(Ok(addrs)) if !addrs.is_empty() => self.checked(what, server, &addrs)?,
-            Some(Ok(_)) => {
-                self.fail(
-                    Stage::Resolve,
-                    TestCode::DnsUnresolved,
-                    format!("{what} '{server}' has no address"),
-                    format!("Check {settings}: the host name has no address here."),
-                );
-                return None;
-            }
-            Some(Err(e)) => {
-                self.fail(
-                    Stage::Resolve,
-                    TestCode::DnsUnresolved,
-                    format!("{what} '{server}' does not resolve: {e}"),
-                    format!("Check {settings}: the host name does not resolve from here."),
-                );
-                return None;
-            }
-        };
+        let addr = self.checked_lookup(what, server, settings).await?;
         match self
             .within(
                 Stage::Connect,
@@ -563,6 +534,17 @@ impl<'a> Probe<'a> {
     /// Look `server` (`host:port`) up and check its addresses without connecting, for
     /// client libraries that connect on their own; the address to connect to.
     pub async fn police(&mut self, what: &str, server: &str) -> Option<SocketAddr> {
+        self.checked_lookup(what, server, "the host name").await
+    }
+
+    /// Look `server` up and check every address it resolves to; the first. A failure
+    /// (no answer, no address, a refused address) is recorded, naming `settings`.
+    async fn checked_lookup(
+        &mut self,
+        what: &str,
+        server: &str,
+        settings: &str,
+    ) -> Option<SocketAddr> {
         let looked_up = self
             .within(
                 Stage::Resolve,
@@ -570,26 +552,23 @@ impl<'a> Probe<'a> {
                 tokio::net::lookup_host(server.to_string()),
             )
             .await?;
-        match looked_up {
-            Ok(addrs) => {
-                let addrs: Vec<SocketAddr> = addrs.collect();
-                if addrs.is_empty() {
-                    self.fail(
-                        Stage::Resolve,
-                        TestCode::DnsUnresolved,
-                        format!("{what} '{server}' has no address"),
-                        "Check the host name: it has no address here.",
-                    );
-                    return None;
-                }
-                self.checked(what, server, &addrs)
+        match looked_up.map(Iterator::collect::<Vec<SocketAddr>>) {
+            Ok(addrs) if !addrs.is_empty() => self.checked(what, server, &addrs),
+            Ok(_) => {
+                self.fail(
+                    Stage::Resolve,
+                    TestCode::DnsUnresolved,
+                    format!("{what} '{server}' has no address"),
+                    format!("Check {settings}: the host name has no address here."),
+                );
+                None
             }
             Err(e) => {
                 self.fail(
                     Stage::Resolve,
                     TestCode::DnsUnresolved,
                     format!("{what} '{server}' does not resolve: {e}"),
-                    "Check the host name: it does not resolve from here.",
+                    format!("Check {settings}: the host name does not resolve from here."),
                 );
                 None
             }
@@ -660,6 +639,16 @@ impl<'a> Probe<'a> {
                 None
             }
         }
+    }
+}
+
+/// `host:port`, an IPv6 address bracketed (`[::1]:80`), as a lookup takes it.
+pub fn host_port(host: &str, port: u16) -> String {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.contains(':') {
+        format!("[{bare}]:{port}")
+    } else {
+        format!("{bare}:{port}")
     }
 }
 

@@ -57,12 +57,9 @@ async fn connect(probe: &mut Probe<'_>) -> Option<(AsyncClient, EventLoop)> {
     // the name), so a second lookup of the name cannot land anywhere else.
     let mut connect_to = host.clone();
     if !probe.access().is_unrestricted() {
-        let server = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        };
-        let checked = probe.police("broker", &server).await?;
+        let checked = probe
+            .police("broker", &crate::probe::host_port(&host, port))
+            .await?;
         if !tls {
             connect_to = checked.ip().to_string();
         }

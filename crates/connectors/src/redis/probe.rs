@@ -74,11 +74,7 @@ async fn node(
     let server = match info.addr() {
         ::redis::ConnectionAddr::Tcp(host, port)
         | ::redis::ConnectionAddr::TcpTls { host, port, .. } => {
-            if host.contains(':') {
-                format!("[{host}]:{port}")
-            } else {
-                format!("{host}:{port}")
-            }
+            crate::probe::host_port(host, *port)
         }
         // A local socket is a loopback address under another name.
         _ => "127.0.0.1:0".to_string(),

@@ -10,6 +10,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// What to do about a request cut off at its deadline.
+pub(crate) const DEADLINE_HINT: &str = "Bound the query (LIMIT, SET preview.timeout), or ask for a longer 'deadline' in the request, up to the server's maximum.";
+
 /// A slot for a request that runs SQL or tests a connection, if the session is governed.
 pub async fn admit(session: &Session) -> Result<Option<Slot>, ApiError> {
     match session.resources() {
@@ -78,8 +81,12 @@ pub(crate) fn busy(b: Busy) -> ApiError {
 /// 504 for a request past its deadline (500 for a crashed one).
 pub(crate) fn overrun(o: Overrun) -> ApiError {
     match o {
-        Overrun::Deadline(_) => ApiError::new(ApiStatus::DeadlineExceeded, "deadline_exceeded", o.to_string())
-            .with_hint("Bound the query (LIMIT, SET preview.timeout), or ask for a longer 'deadline' in the request, up to the server's maximum."),
+        Overrun::Deadline(_) => ApiError::new(
+            ApiStatus::DeadlineExceeded,
+            "deadline_exceeded",
+            o.to_string(),
+        )
+        .with_hint(DEADLINE_HINT),
         Overrun::Crashed => ApiError::internal(o.to_string()),
     }
 }

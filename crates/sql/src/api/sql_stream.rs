@@ -67,7 +67,7 @@ pub async fn stream_sql(session: Arc<Session>, post: SqlPost) -> Result<SqlStrea
                 span: Span::default(),
                 diagnostics: vec![
                     tributary_types::Diagnostic::error(overrun.to_string())
-                        .with_help("Bound the query (LIMIT, SET preview.timeout), or ask for a longer 'deadline' in the request, up to the server's maximum.")
+                        .with_help(super::governed::DEADLINE_HINT)
                         .with_code(tributary_types::codes::RESOURCES_EXHAUSTED),
                 ],
             });
