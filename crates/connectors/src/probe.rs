@@ -408,6 +408,20 @@ impl<'a> Probe<'a> {
         );
     }
 
+    /// The resolve stage failed because the session may not reach something; `context`
+    /// says where it was named ("option 'path'").
+    pub fn refuse(&mut self, context: &str, refused: tributary_types::access::Refusal) {
+        self.fail(
+            Stage::Resolve,
+            TestCode::Forbidden,
+            format!(
+                "{context}: {} is not allowed: {}",
+                refused.what, refused.rule
+            ),
+            refused.help,
+        );
+    }
+
     /// A stage not run, and why.
     pub fn skip(&mut self, stage: Stage, code: TestCode, message: impl Into<String>) {
         self.push(stage, Outcome::Skipped, Some(code), message.into(), None);
@@ -431,15 +445,7 @@ impl<'a> Probe<'a> {
         let env = self.env;
         for name in env_references(raw) {
             if let Err(refused) = self.access.variable(&name) {
-                self.fail(
-                    Stage::Resolve,
-                    TestCode::Forbidden,
-                    format!(
-                        "option '{option}': {} is not allowed: {}",
-                        refused.what, refused.rule
-                    ),
-                    refused.help,
-                );
+                self.refuse(&format!("option '{option}'"), refused);
                 return None;
             }
         }
@@ -516,15 +522,7 @@ impl<'a> Probe<'a> {
         let host = host_of(server);
         for addr in addrs {
             if let Err(refused) = self.access.address(host, addr.ip()) {
-                self.fail(
-                    Stage::Resolve,
-                    TestCode::Forbidden,
-                    format!(
-                        "{what} '{server}': {} is not allowed: {}",
-                        refused.what, refused.rule
-                    ),
-                    refused.help,
-                );
+                self.refuse(&format!("{what} '{server}'"), refused);
                 return None;
             }
         }
@@ -583,15 +581,7 @@ impl<'a> Probe<'a> {
         match self.access.file_read(&path) {
             Ok(p) => Some(p),
             Err(refused) => {
-                self.fail(
-                    Stage::Resolve,
-                    TestCode::Forbidden,
-                    format!(
-                        "option '{option}': {} is not allowed: {}",
-                        refused.what, refused.rule
-                    ),
-                    refused.help,
-                );
+                self.refuse(&format!("option '{option}'"), refused);
                 None
             }
         }
