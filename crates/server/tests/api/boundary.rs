@@ -28,6 +28,31 @@ async fn sql(app: &App, text: &str) -> Vec<Value> {
     r.json()["results"].as_array().unwrap().clone()
 }
 
+/// `POST /sql` with `body` on a task of its own: its status, answer and duration.
+fn spawn_sql(app: &App, body: Value) -> tokio::task::JoinHandle<(u16, String, Duration)> {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let router = app.router.clone();
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let req = axum::http::Request::builder()
+            .method("POST")
+            .uri("/api/v1/sql")
+            .header("authorization", format!("Bearer {}", crate::common::TOKEN))
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        let r = router.oneshot(req).await.unwrap();
+        let status = r.status().as_u16();
+        let bytes = r.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            String::from_utf8_lossy(&bytes).into_owned(),
+            started.elapsed(),
+        )
+    })
+}
+
 fn single_file_table(name: &str, path: &str) -> Value {
     json!({"name": name, "connector": "single_file",
            "config": {"path": path, "type": "source"},
@@ -280,26 +305,11 @@ async fn a_query_over_its_memory_answers_an_error_and_the_server_carries_on() {
         };
         c
     });
-    let heavy = tokio::spawn({
-        let router = app.router.clone();
-        async move {
-            let req = axum::http::Request::builder()
-                .method("POST")
-                .uri("/api/v1/sql")
-                .header("authorization", format!("Bearer {}", crate::common::TOKEN))
-                .header("content-type", "application/json")
-                .body(axum::body::Body::from(
-                    json!({"sql": "CREATE TABLE fast WITH (connector = 'impulse', event_rate = 1000000000, message_count = 100000000);
-                                    SELECT length(string_agg(repeat('x', 1000), ',')) FROM fast"})
-                    .to_string(),
-                ))
-                .unwrap();
-            use tower::ServiceExt;
-            let r = router.oneshot(req).await.unwrap();
-            use http_body_util::BodyExt;
-            String::from_utf8_lossy(&r.into_body().collect().await.unwrap().to_bytes()).into_owned()
-        }
-    });
+    let heavy = spawn_sql(
+        &app,
+        json!({"sql": "CREATE TABLE fast WITH (connector = 'impulse', event_rate = 1000000000, message_count = 100000000);
+                        SELECT length(string_agg(repeat('x', 1000), ',')) FROM fast"}),
+    );
     let mut slowest = Duration::ZERO;
     while !heavy.is_finished() {
         let started = Instant::now();
@@ -308,7 +318,7 @@ async fn a_query_over_its_memory_answers_an_error_and_the_server_carries_on() {
         slowest = slowest.max(started.elapsed());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let answer = heavy.await.unwrap();
+    let (_, answer, _) = heavy.await.unwrap();
     assert!(answer.contains("--query-memory"), "{answer}");
     assert!(answer.contains("64 MiB"), "{answer}");
     assert!(
@@ -348,21 +358,7 @@ async fn heavy_queries_neither_starve_the_server_nor_outlive_their_deadline() {
     let heavy = json!({"sql": "SELECT count(*) FROM small a CROSS JOIN big b WHERE (a.counter * 7 + b.counter) % 1000003 = 1"});
     let mut running = Vec::new();
     for _ in 0..8 {
-        let router = app.router.clone();
-        let body = heavy.to_string();
-        running.push(tokio::spawn(async move {
-            let started = Instant::now();
-            let req = axum::http::Request::builder()
-                .method("POST")
-                .uri("/api/v1/sql")
-                .header("authorization", format!("Bearer {}", crate::common::TOKEN))
-                .header("content-type", "application/json")
-                .body(axum::body::Body::from(body))
-                .unwrap();
-            use tower::ServiceExt;
-            let r = router.oneshot(req).await.unwrap();
-            (r.status().as_u16(), started.elapsed())
-        }));
+        running.push(spawn_sql(&app, heavy.clone()));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The ninth finds every slot taken and nobody may wait: 429 at once.
@@ -376,7 +372,7 @@ async fn heavy_queries_neither_starve_the_server_nor_outlive_their_deadline() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     for h in running {
-        let (status, took) = h.await.unwrap();
+        let (status, _, took) = h.await.unwrap();
         // Each ends by its deadline, cut off (cancelling waits for the operator's
         // current batch, which eight queries on two cores make slow in a debug build).
         assert_eq!(status, 504);
@@ -435,19 +431,7 @@ async fn queries_that_never_yield_do_not_hold_up_the_threads_that_answer() {
     let heavy = json!({"sql": "SELECT count(*) FROM n a CROSS JOIN n b WHERE (a.counter * 7 + b.counter) % 1000003 = 1"});
     let mut running = Vec::new();
     for _ in 0..4 {
-        let router = app.router.clone();
-        let body = heavy.to_string();
-        running.push(tokio::spawn(async move {
-            let req = axum::http::Request::builder()
-                .method("POST")
-                .uri("/api/v1/sql")
-                .header("authorization", format!("Bearer {}", crate::common::TOKEN))
-                .header("content-type", "application/json")
-                .body(axum::body::Body::from(body))
-                .unwrap();
-            use tower::ServiceExt;
-            router.oneshot(req).await.unwrap().status().as_u16()
-        }));
+        running.push(spawn_sql(&app, heavy.clone()));
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     let mut pings = Vec::new();
@@ -458,7 +442,7 @@ async fn queries_that_never_yield_do_not_hold_up_the_threads_that_answer() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     for h in running {
-        assert_eq!(h.await.unwrap(), 200);
+        assert_eq!(h.await.unwrap().0, 200);
     }
     pings.sort();
     let p99 = pings[(pings.len() * 99 / 100).min(pings.len() - 1)];
