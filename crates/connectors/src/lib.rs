@@ -62,7 +62,7 @@ pub use reverse::{ConfigOptions, options_from_config};
 pub use schema_doc::{PropertyInfo, property};
 pub use secrets::{
     ConfigKind, holds_secret, is_address_option, is_secret_option, redact_config,
-    secrets_unbound_by,
+    secrets_dropped_message, secrets_unbound_by,
 };
 pub use spec::{
     Condition, MetadataKey, MetadataType, OptionSpec, PartitionArg, PartitionTerm, Target,

@@ -171,6 +171,16 @@ pub fn holds_secret(key: &str, value: &str) -> bool {
     is_secret_option(key) || redact_text(value) != value
 }
 
+/// What a change that dropped `keys` says: "the address of table 'hook' changed, so
+/// its stored secrets were dropped: 'headers'".
+pub fn secrets_dropped_message(object: &str, keys: &[String]) -> String {
+    let keys: Vec<String> = keys.iter().map(|k| format!("'{k}'")).collect();
+    format!(
+        "the address of {object} changed, so its stored secrets were dropped: {}",
+        keys.join(", ")
+    )
+}
+
 /// The stored options whose secrets a change must drop: when `changed` moves an
 /// address (an address-like key to a new value), every option of `stored` that holds
 /// a secret and that `changed` does not give again, so the secret is never sent to the

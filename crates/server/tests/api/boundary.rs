@@ -53,6 +53,19 @@ fn spawn_sql(app: &App, body: Value) -> tokio::task::JoinHandle<(u16, String, Du
     })
 }
 
+/// Create a table from `body`, then PATCH its config with `config`: the PATCH's answer.
+async fn create_then_patch(app: &App, body: Value, config: Value) -> crate::common::Reply {
+    let r = app.post("/api/v1/connection_tables", body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    app.call(
+        "PATCH",
+        &format!("/api/v1/connection_tables/{id}"),
+        Some(json!({ "config": config })),
+    )
+    .await
+}
+
 fn single_file_table(name: &str, path: &str) -> Value {
     json!({"name": name, "connector": "single_file",
            "config": {"path": path, "type": "source"},
@@ -124,21 +137,12 @@ async fn file_sources_read_only_inside_allowed_directories() {
     assert!(text.contains("not allowed"), "{text}");
     assert!(!text.contains("TRIBUTARY_TOKENS"), "{text}");
     // A PATCH that points a table at a refused file is refused too.
-    let r = app
-        .post(
-            "/api/v1/connection_tables",
-            single_file_table("good", &inside("ok.txt")),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let id = r.json()["id"].as_str().unwrap().to_string();
-    let p = app
-        .call(
-            "PATCH",
-            &format!("/api/v1/connection_tables/{id}"),
-            Some(json!({"config": {"path": "/proc/self/environ"}})),
-        )
-        .await;
+    let p = create_then_patch(
+        &app,
+        single_file_table("good", &inside("ok.txt")),
+        json!({"path": "/proc/self/environ"}),
+    )
+    .await;
     assert_eq!(p.status, 403, "{}", p.text());
     // Inside the allowed directory, a preview reads the file.
     let results = sql(&app, "SELECT value FROM good").await;
@@ -456,24 +460,15 @@ async fn queries_that_never_yield_do_not_hold_up_the_threads_that_answer() {
 #[tokio::test]
 async fn a_tables_secret_headers_do_not_follow_a_changed_endpoint() {
     let app = app_with(|c| c);
-    let r = app
-        .post(
-            "/api/v1/connection_tables",
-            json!({"name": "hook", "connector": "webhook",
-                   "config": {"endpoint": "http://127.0.0.1:9/in",
-                              "headers": "Authorization: Bearer table-secret-42"},
-                   "schema": {"format": {"type": "json"}, "fields": [{"name": "a", "type": "int64"}]}}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let id = r.json()["id"].as_str().unwrap().to_string();
-    let p = app
-        .call(
-            "PATCH",
-            &format!("/api/v1/connection_tables/{id}"),
-            Some(json!({"config": {"endpoint": "http://127.0.0.1:10/elsewhere"}})),
-        )
-        .await;
+    let p = create_then_patch(
+        &app,
+        json!({"name": "hook", "connector": "webhook",
+               "config": {"endpoint": "http://127.0.0.1:9/in",
+                          "headers": "Authorization: Bearer table-secret-42"},
+               "schema": {"format": {"type": "json"}, "fields": [{"name": "a", "type": "int64"}]}}),
+        json!({"endpoint": "http://127.0.0.1:10/elsewhere"}),
+    )
+    .await;
     assert_eq!(p.status, 200, "{}", p.text());
     assert!(p.text().contains("secrets were dropped"), "{}", p.text());
     let stored = app.session.store().table_by_name("hook").unwrap().unwrap();

@@ -288,14 +288,9 @@ pub async fn patch_table(
     v.warnings = warnings(&result.warnings, &stmt);
     if !unbound.is_empty() {
         v.warnings.push(ApiDiagnostic::body_warning(
-            format!(
-                "the address of table '{}' changed, so its stored secrets were dropped: {}",
-                stored.name,
-                unbound
-                    .iter()
-                    .map(|k| format!("'{k}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            tributary_connectors::secrets_dropped_message(
+                &format!("table '{}'", stored.name),
+                &unbound,
             ),
             "/config".into(),
         ));

@@ -257,14 +257,9 @@ pub(crate) fn alter_profile(
     let (profile, mut warnings) = build_profile(name, merged, with_span, Some(&existing))?;
     if !unbound.is_empty() {
         warnings.push(
-            Diagnostic::warning(format!(
-                "the address of connection profile '{}' changed, so its stored secrets were dropped: {}",
-                existing.name,
-                unbound
-                    .iter()
-                    .map(|k| format!("'{k}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            Diagnostic::warning(tributary_connectors::secrets_dropped_message(
+                &format!("connection profile '{}'", existing.name),
+                &unbound,
             ))
             .with_span(with_span)
             .with_note("a secret is only ever sent where it was stored for")
