@@ -1,4 +1,5 @@
-//! Stored records: decoding them with format-version checks, shared by every store.
+//! Stored records: decoding them with format-version checks (and teaching the redaction
+//! path their secrets), shared by every store.
 
 use crate::error::{CatalogError, Result};
 use serde::de::DeserializeOwned;
@@ -8,11 +9,18 @@ use tributary_types::{CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable
 /// Records that carry a format version.
 pub(crate) trait Versioned {
     fn format_version(&self) -> u32;
+
+    /// Teach the redaction path the secrets the record holds, as it is read.
+    fn remember_secrets(&self) {}
 }
 
 impl Versioned for ConnectionProfile {
     fn format_version(&self) -> u32 {
         self.format_version
+    }
+
+    fn remember_secrets(&self) {
+        ConnectionProfile::remember_secrets(self)
     }
 }
 
@@ -25,6 +33,10 @@ impl Versioned for Definition {
 impl Versioned for ConnectionTable {
     fn format_version(&self) -> u32 {
         self.format_version
+    }
+
+    fn remember_secrets(&self) {
+        ConnectionTable::remember_secrets(self)
     }
 }
 
@@ -46,7 +58,11 @@ pub(crate) fn decode_record<T: DeserializeOwned + Versioned>(
         Ok(record) if record.format_version() > CURRENT_FORMAT_VERSION => {
             Err(newer(record.format_version()))
         }
-        Ok(record) => Ok(record),
+        Ok(record) => {
+            // Whatever process stored it, its secrets are hidden from this one's output.
+            record.remember_secrets();
+            Ok(record)
+        }
         Err(e) => {
             // A newer record may not fit this build's shape: say so rather than "corrupt".
             #[derive(serde::Deserialize)]

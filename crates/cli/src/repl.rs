@@ -16,6 +16,7 @@ use crate::render::Renderer;
 use crate::stream_print::{RowPrinter, row_count};
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
+// The history is kept on disk: what it keeps passes the redaction path.
 use rustyline::{CompletionType, Config, Editor};
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
@@ -23,6 +24,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tributary_sql::complete::{BackgroundLiveNames, Completer, NameSnapshot};
+use tributary_sql::redact_sql;
 use tributary_sql::{Mode, Output, TestEvent};
 
 /// The shell's settings and where its results go.
@@ -136,7 +138,7 @@ pub async fn run(cli: &Cli) -> u8 {
         };
         let trimmed = line.trim();
         if let Some(command) = meta::parse(trimmed) {
-            let _ = editor.add_history_entry(trimmed);
+            let _ = editor.add_history_entry(redact_sql(trimmed));
             match command {
                 Meta::Quit => break,
                 Meta::Clear => buffer.clear(),
@@ -147,7 +149,7 @@ pub async fn run(cli: &Cli) -> u8 {
                             shell.out.line(text.trim_end());
                             buffer = text.trim_end().to_string();
                             if buffer.ends_with(';') {
-                                let _ = editor.add_history_entry(buffer.as_str());
+                                let _ = editor.add_history_entry(redact_sql(&buffer));
                                 last = std::mem::take(&mut buffer);
                                 shell.execute(&last, "<repl>").await;
                             }
@@ -168,7 +170,7 @@ pub async fn run(cli: &Cli) -> u8 {
             if !trimmed.ends_with(';') {
                 continue;
             }
-            let _ = editor.add_history_entry(buffer.as_str());
+            let _ = editor.add_history_entry(redact_sql(&buffer));
             last = std::mem::take(&mut buffer);
             shell.execute(&last, "<repl>").await;
         }
@@ -427,7 +429,7 @@ fn edit(text: &str) -> Result<String, String> {
     }
 }
 
-/// Save the history owner-only: it holds statements as typed, secrets included.
+/// Save the history owner-only: it holds statements as typed (secrets redacted).
 fn save_history(
     editor: &mut Editor<LineHelper, DefaultHistory>,
     path: &Path,

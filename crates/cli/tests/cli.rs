@@ -571,6 +571,8 @@ fn a_dumped_catalog_restores_to_the_same_catalog_without_printing_secrets() {
     let script = format!(
         "{SETUP}CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://localhost:6379', password = 'hunter2-in-clear', validate = false);
 CREATE CONNECTION PROFILE r2 WITH (connector = 'redis', address = 'redis://localhost:6379', password = '{{{{ REDIS_PASSWORD }}}}', validate = false);
+CREATE CONNECTION PROFILE r3 WITH (connector = 'redis', address = 'redis://bob:hunter2-in-url@127.0.0.1:6379', validate = false);
+CREATE TABLE kt (a INT) WITH (connector = 'kafka', connection_profile = 'k', topic = 't', type = 'source', format = 'json', client_configs = 'sasl.password=hunter2-in-configs,acks=all');
 CREATE TABLE cache (id TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', connection_profile = 'r', type = 'sink', target = 'string', 'target.key_prefix' = 'c:', 'target.key_column' = id, format = 'json');
 CREATE FUNCTION to_cents(amount DOUBLE) RETURNS BIGINT;
 CREATE VIEW big AS SELECT id, to_cents(amount) AS cents FROM orders WHERE amount > 100;
@@ -588,6 +590,20 @@ CREATE VIEW bigger AS SELECT id FROM big WHERE cents > 100000;
         "{dump}"
     );
     assert!(dump.contains("--   TRIBUTARY_SECRET_R_PASSWORD"), "{dump}");
+    // Credentials inside other values become references in place.
+    for (written, variable) in [
+        (
+            "'redis://{{ TRIBUTARY_SECRET_R3_ADDRESS }}@127.0.0.1:6379'",
+            "--   TRIBUTARY_SECRET_R3_ADDRESS\n",
+        ),
+        (
+            "'sasl.password={{ TRIBUTARY_SECRET_KT_CLIENT_CONFIGS }},acks=all'",
+            "--   TRIBUTARY_SECRET_KT_CLIENT_CONFIGS\n",
+        ),
+    ] {
+        assert!(dump.contains(written), "{written} missing:\n{dump}");
+        assert!(dump.contains(variable), "{variable} missing:\n{dump}");
+    }
     assert!(
         dump.contains("'{{ REDIS_PASSWORD }}'"),
         "references stay as written:\n{dump}"

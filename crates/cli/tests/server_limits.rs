@@ -1,6 +1,6 @@
 //! `tributary serve` bounds every connection and its own shutdown: a client that sends
-//! its headers byte by byte is closed, and SIGTERM with a query in flight exits within
-//! the grace period. (What requests may reach and spend: crates/server/tests/api/boundary.rs.)
+//! its headers byte by byte is closed, SIGTERM lets a request in flight finish, and
+//! SIGTERM with an endless query in flight exits within the grace period. (What requests may reach and spend: crates/server/tests/api/boundary.rs.)
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
@@ -95,6 +95,42 @@ fn sigterm_with_a_slow_query_exits_within_the_grace() {
         server.log()
     );
     assert!(server.log().contains("cancelled"), "{}", server.log());
+}
+
+#[test]
+fn sigterm_lets_a_request_in_flight_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start_with(
+        &dir.path().join("catalog"),
+        dir.path().join("log"),
+        &["--shutdown-grace", "20s"],
+    );
+    // Ten rows at five a second: the answer takes two seconds.
+    let body = r#"{"sql": "CREATE TABLE ticks WITH (connector = 'impulse', event_rate = 5, message_count = 10); SELECT counter FROM ticks"}"#;
+    let url = host_port(&server.url);
+    let started = Instant::now();
+    let client = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(url).unwrap();
+        request(&mut stream, "POST", "/api/v1/sql", body)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    server.terminate();
+    let answer = client.join().unwrap();
+    let status = server.wait_exit();
+    assert_eq!(status, Some(0), "{}", server.log());
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // Every row, not a cut-short answer.
+    assert!(
+        answer.contains("\"rows\":[[0],[1],[2],[3],[4],[5],[6],[7],[8],[9]]"),
+        "{answer}"
+    );
+    // The request was in flight when the signal came: its rows took their time.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!server.log().contains("cancelled"), "{}", server.log());
 }
 
 /// A request over a fresh connection, the connection kept open; the answer's head and

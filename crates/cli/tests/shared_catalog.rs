@@ -189,6 +189,59 @@ fn a_server_sees_a_table_another_process_created_on_its_next_request() {
     assert!(names().is_empty(), "a cached page outlived the drop");
 }
 
+/// A change with no notification (as a process whose NOTIFY was lost, or one that
+/// wrote the rows itself, would leave it): the version check before each request is
+/// what finds it.
+#[test]
+fn a_server_sees_a_change_that_sent_no_notification_on_its_next_request() {
+    let schema = PgSchema::new();
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!("{PROFILE}\n{}", create_table("orders"));
+    let out = tributary(&schema.url, &["run", "-c", &script], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let server = Server::start_shared(&schema.url, dir.path().join("serve.log"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = reqwest::Client::new();
+    let get = |path: &str| -> (u16, serde_json::Value) {
+        runtime.block_on(async {
+            let answer = http
+                .get(format!("{}/api/v1{path}", server.url))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap();
+            let status = answer.status().as_u16();
+            (
+                status,
+                serde_json::from_slice(&answer.bytes().await.unwrap()).unwrap(),
+            )
+        })
+    };
+    // Read twice, so the server holds the page and the table in its caches.
+    for _ in 0..2 {
+        let (status, body) = get("/connection_tables");
+        assert_eq!(status, 200);
+        assert_eq!(body["data"][0]["name"], "orders", "{body}");
+        assert_eq!(get("/connection_tables/orders").0, 200);
+    }
+    // Another writer drops the table and bumps the version, and notifies nobody.
+    schema.execute(
+        "BEGIN; DELETE FROM tributary_tables WHERE name_key = 'orders'; \
+         UPDATE tributary_version_slots SET version = version + 1 WHERE slot = 63; COMMIT",
+    );
+    let (_, body) = get("/connection_tables");
+    assert_eq!(
+        body["data"],
+        serde_json::json!([]),
+        "a cached page outlived the change"
+    );
+    let (status, body) = get("/connection_tables/orders");
+    assert_eq!(status, 404, "{body}");
+}
+
 #[test]
 fn a_catalog_copied_to_postgres_and_back_dumps_the_same_and_copy_never_merges() {
     let dir = tempfile::tempdir().unwrap();

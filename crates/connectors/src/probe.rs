@@ -451,6 +451,9 @@ impl<'a> Probe<'a> {
         }
         match resolve_env(raw, env) {
             Ok(v) => {
+                // What lands in a secret position is hidden from every output of the
+                // process from now on, whichever library echoes it.
+                tributary_types::remember_secrets_in(crate::is_secret_option(option), &v);
                 // Values from the environment are secrets as far as reports go.
                 for name in env_references(raw) {
                     if let Some(value) = env(&name).filter(|v| v.chars().count() >= 4)

@@ -1,6 +1,8 @@
 //! Structured logs through `tracing`: one line per request (method, path, status,
 //! latency) and the server's own events. Paths are logged without their query strings,
-//! and bodies never, so no secret reaches a log.
+//! and bodies never; and every line, whichever library wrote it and at whatever level,
+//! passes the one redaction path before it reaches standard error, so no secret reaches
+//! a log.
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -23,12 +25,36 @@ pub fn init_logging(format: LogFormat) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(RedactedLine::default)
         .with_target(false);
     let _ = match format {
         LogFormat::Text => builder.with_ansi(false).try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
+}
+
+/// One log line on its way to standard error: collected, then written redacted (a
+/// formatter writes a line in pieces, and a secret may straddle two).
+#[derive(Default)]
+struct RedactedLine(Vec<u8>);
+
+impl std::io::Write for RedactedLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RedactedLine {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.0);
+        let line = tributary_types::redact_text(&text);
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+    }
 }
 
 /// The middleware writing each request's line.

@@ -4,7 +4,9 @@
 //! tables, and views in the order they read each other. `{{ VAR }}` references are kept as
 //! written; a secret stored in clear is never printed: it becomes a reference to an
 //! environment variable named after its object and key, and the script's header lists
-//! those variables, to be set before the script is run.
+//! those variables, to be set before the script is run. That holds for a secret option's
+//! whole value and for credentials inside any other value (URL userinfo, `password=...`
+//! pairs in `client_configs`), which become references in place.
 
 use crate::sql_text::{create_definition, ident, literal, table_parts_of};
 use std::collections::{BTreeSet, HashMap};
@@ -60,6 +62,8 @@ pub fn dump_catalog(store: &dyn CatalogStore) -> Result<CatalogDump> {
         for (key, value, _) in &mut parts.options {
             if sensitive.contains(key.as_str()) && !is_env_reference(&value.as_text()) {
                 *value = OptionValue::String(secrets.reference(&t.name, key));
+            } else {
+                *value = secrets.embedded(&t.name, key, value);
             }
         }
         body.push(format!("{};", parts.statement(&t.name).sql));
@@ -109,7 +113,63 @@ impl Secrets {
             let reference = self.reference(owner, &o.key);
             return crate::sql_text::option(&o.key, &OptionValue::String(reference));
         }
-        crate::sql_text::option(&o.key, &o.value)
+        let value = self.embedded(owner, &o.key, &o.value);
+        crate::sql_text::option(&o.key, &value)
+    }
+
+    /// `value` with the credentials inside its text (URL userinfo, `password=...`
+    /// pairs) replaced by references: `redis://{{ TRIBUTARY_SECRET_R_ADDRESS }}@h:6379`.
+    /// A second one in the same option gets a numbered variable.
+    fn embedded(&mut self, owner: &str, key: &str, value: &OptionValue) -> OptionValue {
+        match value {
+            OptionValue::String(text) => OptionValue::String(self.embedded_text(owner, key, text)),
+            OptionValue::Identifier(text) => {
+                let replaced = self.embedded_text(owner, key, text);
+                if replaced == *text {
+                    value.clone()
+                } else {
+                    // A reference is not an identifier: it is written as a string.
+                    OptionValue::String(replaced)
+                }
+            }
+            OptionValue::Array(items) => {
+                let mut nth = 0;
+                let items = items
+                    .iter()
+                    .map(|item| {
+                        nth += 1;
+                        let key = if nth == 1 {
+                            key.to_string()
+                        } else {
+                            format!("{key}_{nth}")
+                        };
+                        self.embedded(owner, &key, item)
+                    })
+                    .collect();
+                OptionValue::Array(items)
+            }
+            other => other.clone(),
+        }
+    }
+
+    fn embedded_text(&mut self, owner: &str, key: &str, text: &str) -> String {
+        let ranges = tributary_types::secret_ranges(text);
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (nth, (start, end)) in ranges.into_iter().enumerate() {
+            let part = &text[start..end];
+            out.push_str(&text[at..start]);
+            if is_env_reference(part) {
+                out.push_str(part);
+            } else if nth == 0 {
+                out.push_str(&self.reference(owner, key));
+            } else {
+                out.push_str(&self.reference(owner, &format!("{key}_{}", nth + 1)));
+            }
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        out
     }
 
     /// `{{ TRIBUTARY_SECRET_<OWNER>_<KEY> }}`, remembering the variable.

@@ -42,6 +42,7 @@ mod types;
 mod windows;
 
 pub use ddl::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
+pub use mask::redact_sql;
 pub use provider::{
     ConnectionTableProvider, LookupJoin, LookupJoinExec, LookupJoins, SessionShared,
     TributaryCatalogProvider, TributaryQueryPlanner, TributarySchemaProvider,

@@ -23,6 +23,12 @@ pub(crate) fn masked(text: &str) -> String {
     out
 }
 
+/// SQL text as it may be kept or shown (a shell's history, a log): [`masked`], and every
+/// secret the process knows hidden as well (see [`tributary_types::redact_text`]).
+pub fn redact_sql(text: &str) -> String {
+    tributary_types::redact_text(&masked(text)).into_owned()
+}
+
 /// Byte ranges of `text` to mask, in order and disjoint.
 pub(crate) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
     let index = LineIndex::new(text);

@@ -10,6 +10,7 @@ mod duration;
 mod field;
 mod format;
 mod ids;
+mod known_secrets;
 pub mod limits;
 pub mod options;
 mod records;
@@ -30,6 +31,7 @@ pub use format::{
     ParquetCompression, ParquetFormat, ProtobufFormat, TimestampFormat,
 };
 pub use ids::{ProfileId, TableId};
+pub use known_secrets::{MAX_KNOWN, MIN_SECRET_CHARS, remember_secret, remember_secrets_in};
 pub use options::{SqlOption, WithOptions};
 pub use records::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, LastTest, OptionEntry, OptionValue,

@@ -32,11 +32,13 @@ impl SqlOption {
 
     /// The option as a catalog entry (the caller decides sensitivity).
     pub fn to_entry(&self, sensitive: bool) -> OptionEntry {
-        OptionEntry {
+        let entry = OptionEntry {
             key: self.key.clone(),
             value: self.value.clone(),
             sensitive,
-        }
+        };
+        entry.remember_secrets();
+        entry
     }
 
     /// A short, secret-free description of the value's kind for error messages.

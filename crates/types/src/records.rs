@@ -85,6 +85,21 @@ pub struct OptionEntry {
 }
 
 impl OptionEntry {
+    /// Teach the redaction path the secrets this option holds (see
+    /// [`crate::remember_secrets_in`]).
+    pub fn remember_secrets(&self) {
+        fn walk(sensitive: bool, value: &OptionValue) {
+            match value {
+                OptionValue::String(s) | OptionValue::Identifier(s) => {
+                    crate::remember_secrets_in(sensitive, s)
+                }
+                OptionValue::Array(items) => items.iter().for_each(|i| walk(sensitive, i)),
+                _ => {}
+            }
+        }
+        walk(self.sensitive, &self.value);
+    }
+
     /// The option as SQL, `key = value`, with secrets redacted.
     pub fn to_sql_redacted(&self) -> String {
         let key = if self
@@ -283,6 +298,11 @@ pub struct ConnectionTable {
 }
 
 impl ConnectionTable {
+    /// Teach the redaction path the secrets its options hold.
+    pub fn remember_secrets(&self) {
+        self.options.iter().for_each(OptionEntry::remember_secrets);
+    }
+
     /// Whether its messages are changes to rows (Debezium) rather than rows appended.
     pub fn is_updating(&self) -> bool {
         self.schema.format.as_ref().is_some_and(|f| f.is_updating())
@@ -420,6 +440,11 @@ impl ConnectionTable {
 }
 
 impl ConnectionProfile {
+    /// Teach the redaction path the secrets its options hold.
+    pub fn remember_secrets(&self) {
+        self.options.iter().for_each(OptionEntry::remember_secrets);
+    }
+
     /// The profile's `CREATE` statement with secrets redacted.
     pub fn to_create_sql(&self) -> String {
         let mut options = vec![format!("connector = '{}'", self.connector)];

@@ -42,10 +42,16 @@ pub fn looks_secret(key: &str) -> bool {
     parts.any(|part| matches!(part, "pwd" | "pass" | "jaas" | "pem") || (part == "key" && several))
 }
 
-/// `text` with the credentials it embeds replaced by [`REDACTED`]: URL userinfo, and the
-/// values of `key=value` pairs whose key [`looks_secret`]. Borrowed when nothing changed.
+/// `text` with the credentials it embeds replaced by [`REDACTED`]: URL userinfo, the
+/// values of `key=value` pairs whose key [`looks_secret`], and every secret value this
+/// process has seen ([`crate::remember_secret`]). Borrowed when nothing changed.
+///
+/// This is the one redaction path: whatever leaves Tributary as text (an answer, a
+/// diagnostic, a log line, a dump) passes it.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
-    let ranges = secret_ranges(text);
+    let mut ranges = secret_ranges(text);
+    ranges.extend(crate::known_secrets::known_secret_ranges(text));
+    let ranges = merge_ranges(ranges);
     if ranges.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -92,9 +98,16 @@ pub fn secret_ranges(text: &str) -> Vec<(usize, usize)> {
             continue;
         }
         let value_start = eq + 1;
+        // A `{{ VAR }}` reference is one value, spaces and all.
+        if text[value_start..].starts_with("{{")
+            && let Some(close) = text[value_start..].find("}}")
+        {
+            ranges.push((value_start, value_start + close + 2));
+            continue;
+        }
         let value_end = text[value_start..]
             .find(|c: char| {
-                matches!(c, ',' | ';' | '&' | '\'' | '"' | ')' | '}') || c.is_whitespace()
+                matches!(c, ',' | ';' | '&' | '\'' | '"' | ')' | '}' | '>') || c.is_whitespace()
             })
             .map_or(text.len(), |e| value_start + e);
         if value_end > value_start {
@@ -238,6 +251,11 @@ mod tests {
             "nothing here = at all"
         );
         assert!(matches!(redact_text("plain://host"), Cow::Borrowed(_)));
+        assert_eq!(
+            secret_ranges("sasl.password={{ PW }},acks=all"),
+            [(14, 22)],
+            "a reference is one value"
+        );
         // An address with an at sign in its path is not userinfo.
         assert_eq!(redact_text("http://h/a@b"), "http://h/a@b");
     }

@@ -24,9 +24,14 @@ impl Server {
 
     /// [`Server::start`] with more `serve` flags.
     pub fn start_with(catalog: &Path, log: PathBuf, flags: &[&str]) -> Self {
+        Self::start_env(catalog, log, flags, &[])
+    }
+
+    /// [`Server::start_with`] with more environment variables (`RUST_LOG`, `{{ VAR }}`s).
+    pub fn start_env(catalog: &Path, log: PathBuf, flags: &[&str], envs: &[(&str, &str)]) -> Self {
         let notice = catalog.join("tributary.server");
         let _ = std::fs::remove_file(&notice);
-        let child = spawn(catalog.as_os_str(), "127.0.0.1:0", &log, flags);
+        let child = spawn(catalog.as_os_str(), "127.0.0.1:0", &log, flags, envs);
         let deadline = Instant::now() + Duration::from_secs(30);
         let url = loop {
             if let Ok(text) = std::fs::read_to_string(&notice)
@@ -57,7 +62,13 @@ impl Server {
             .local_addr()
             .unwrap()
             .port();
-        let child = spawn(catalog.as_ref(), &format!("127.0.0.1:{port}"), &log, &[]);
+        let child = spawn(
+            catalog.as_ref(),
+            &format!("127.0.0.1:{port}"),
+            &log,
+            &[],
+            &[],
+        );
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
@@ -114,7 +125,13 @@ impl Server {
     }
 }
 
-fn spawn(catalog: &std::ffi::OsStr, bind: &str, log: &Path, flags: &[&str]) -> Child {
+fn spawn(
+    catalog: &std::ffi::OsStr,
+    bind: &str,
+    log: &Path,
+    flags: &[&str],
+    envs: &[(&str, &str)],
+) -> Child {
     Command::new(env!("CARGO_BIN_EXE_tributary"))
         .arg("--catalog")
         .arg(catalog)
@@ -122,6 +139,7 @@ fn spawn(catalog: &std::ffi::OsStr, bind: &str, log: &Path, flags: &[&str]) -> C
         .args(flags)
         .env_remove("TRIBUTARY_CATALOG")
         .env_remove("TRIBUTARY_TOKENS")
+        .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).unwrap())

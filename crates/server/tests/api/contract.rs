@@ -1,5 +1,8 @@
 //! Arroyo's clients, call by call: the bodies its web console and OpenAPI client send,
-//! and every response field they read (`arroyo-console-contract.md`).
+//! and every response field they read, as Arroyo's public sources define them
+//! (<https://github.com/ArroyoSystems/arroyo>: the console's calls in
+//! `webui/src/lib/data_fetching.ts` and its connection wizard under
+//! `webui/src/routes/connections/`; the API's types in `crates/arroyo-rpc/src/api_types/`).
 
 use crate::common::app;
 use serde_json::{Value, json};

@@ -390,16 +390,22 @@ impl Settings {
                         .with_note("the schema registry's settings name it")
                 })?;
             }
-            resolve_env(s, |name| std::env::var(name).ok()).map_err(|e| {
+            let resolved = resolve_env(s, |name| std::env::var(name).ok()).map_err(|e| {
                 Diagnostic::error(format!("cannot connect to the schema registry: {e}"))
                     .with_help("Set the environment variable, or write the value directly.")
                     .with_code(tributary_types::codes::SCHEMA_REGISTRY)
-            })
+            })?;
+            tributary_types::remember_secrets_in(false, &resolved);
+            Ok::<_, Diagnostic>(resolved)
         };
         let endpoint = env(self.endpoint.as_deref().unwrap_or_default())?;
         police_endpoint(&endpoint, access).await?;
         let auth = match (&self.key, &self.secret) {
-            (Some(k), Some(s)) => Some((env(k)?, env(s)?)),
+            (Some(k), Some(s)) => {
+                let secret = env(s)?;
+                tributary_types::remember_secret(&secret);
+                Some((env(k)?, secret))
+            }
             (Some(k), None) => Some((env(k)?, String::new())),
             _ => None,
         };

@@ -266,17 +266,6 @@ impl ExecutionPlan for ConnectionSinkExec {
     }
 }
 
-/// Resolves at the next tick; never without a ticker.
-async fn tick(ticks: Option<&mut tokio::time::Interval>) {
-    match ticks {
-        Some(t) => {
-            t.tick().await;
-        }
-        None => std::future::pending().await,
-    }
-}
-
-/// The single-row answer of an INSERT: how many rows were written.
 fn count_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new(
         "count",
@@ -289,7 +278,7 @@ fn count_schema() -> SchemaRef {
 async fn write_all(
     table: Arc<ConnectionTable>,
     shared: Arc<SessionShared>,
-    mut input: SendableRecordBatchStream,
+    input: SendableRecordBatchStream,
 ) -> Result<RecordBatch> {
     let mut writer =
         match connect(&shared, &table, Transfer::Write, usize::MAX, Split::WHOLE).await? {
@@ -304,45 +293,13 @@ async fn write_all(
         writer.field_column(),
         writer.partitioning().cloned(),
     )?;
-    let mut ticks = writer.tick_every().map(tokio::time::interval);
-    let mut rows = 0u64;
-    let written = async {
-        loop {
-            // A writer that closes files on time is woken while no rows arrive.
-            let next = tokio::select! {
-                next = input.next() => next,
-                () = tick(ticks.as_mut()) => {
-                    writer
-                        .tick()
-                        .await
-                        .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
-                    continue;
-                }
-            };
-            let Some(batch) = next else { break };
-            let batch = batch?;
-            if batch.num_rows() == 0 {
-                continue;
-            }
-            let messages = encoder.encode(&batch)?;
-            writer
-                .write(messages)
-                .await
-                .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))?;
-            rows += batch.num_rows() as u64;
-        }
-        writer
-            .finish()
-            .await
-            .map_err(|e| Transfer::Write.failure(&table, e.message, e.hint))
-    }
-    .await;
-    if let Err(e) = written {
-        // A failure (of the input, the encoding or a write) discards what is not
-        // committed; a cancellation drops the writer instead, which keeps what it wrote.
-        writer.abandon();
-        return Err(e);
-    }
+    let rows = super::writing::write_rows(
+        writer.as_mut(),
+        input,
+        |batch| encoder.encode(batch),
+        |e| Transfer::Write.failure(&table, e.message, e.hint),
+    )
+    .await?;
     Ok(RecordBatch::try_new(
         count_schema(),
         vec![Arc::new(UInt64Array::from(vec![rows]))],

@@ -24,6 +24,7 @@ mod sink;
 mod streaming_rules;
 mod table;
 mod views;
+mod writing;
 
 pub(crate) use bounds::unbounded_reads;
 pub use catalog::{SessionShared, TributaryCatalogProvider, TributarySchemaProvider};

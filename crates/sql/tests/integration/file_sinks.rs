@@ -249,3 +249,30 @@ async fn debezium_sinks_receive_changes_as_a_changelog() {
             .contains("| 1  | b    |")
     );
 }
+
+/// An INSERT that fails after its first batches were written (a division by zero in
+/// the third batch) discards them: nothing is left in the directory, neither finished
+/// files nor files in progress.
+#[tokio::test]
+async fn a_failed_insert_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let s = session().allow_file_writes();
+    s.execute(&format!(
+        "SET datafusion.execution.batch_size = 2; \
+         CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '10'); \
+         CREATE TABLE quotients (q BIGINT) WITH (connector = 'filesystem', type = 'sink', \
+         path = '{out}', format = 'json')",
+        out = out.display(),
+    ))
+    .await
+    .unwrap();
+    let failed = error(
+        &s,
+        "INSERT INTO quotients SELECT 10 / (5 - counter) FROM counted",
+    )
+    .await;
+    assert!(failed.contains("Divide by zero"), "{failed}");
+    assert_eq!(files_under(&out), Vec::<String>::new());
+}

@@ -1,0 +1,167 @@
+//! The secret values this process has seen, so that [`crate::redact_text`] hides them
+//! wherever they surface: in a library's error ("WRONGPASS for bob:hunter2"), a debug
+//! log of a database parameter, a message quoting a resolved `{{ VAR }}`.
+//!
+//! Patterns (URL userinfo, `password=...` pairs) catch secrets by their shape; this
+//! registry catches them by their value, whatever text carries them. Values are learned
+//! where secrets enter: an option stored as sensitive, a record read from the catalog, a
+//! `{{ VAR }}` resolved into a secret position. The registry is bounded: past
+//! [`MAX_KNOWN`] values the oldest are forgotten.
+
+use crate::secret::{is_env_reference, secret_ranges};
+use aho_corasick::AhoCorasick;
+use std::collections::VecDeque;
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// How many values are remembered at most.
+pub const MAX_KNOWN: usize = 4096;
+
+/// Values shorter than this are not remembered: hiding every `abc` in every message
+/// would mangle ordinary text, and such a value protects nothing anyway.
+pub const MIN_SECRET_CHARS: usize = 5;
+
+#[derive(Default)]
+struct Known {
+    values: VecDeque<String>,
+    /// Built from `values` when first needed after a change.
+    matcher: Option<Arc<AhoCorasick>>,
+}
+
+fn known() -> &'static RwLock<Known> {
+    static KNOWN: OnceLock<RwLock<Known>> = OnceLock::new();
+    KNOWN.get_or_init(Default::default)
+}
+
+/// Whether `value` is worth remembering: long enough, not a number (a port), not a
+/// reference (which names a secret but is none).
+fn rememberable(value: &str) -> bool {
+    let v = value.trim();
+    v.chars().count() >= MIN_SECRET_CHARS
+        && !v.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && !is_env_reference(v)
+        && !v.contains(crate::REDACTED)
+}
+
+/// Remember `value` as a secret: from now on [`crate::redact_text`] hides it.
+pub fn remember_secret(value: &str) {
+    let value = value.trim();
+    if !rememberable(value) {
+        return;
+    }
+    if let Ok(k) = known().read()
+        && k.values.iter().any(|v| v == value)
+    {
+        return;
+    }
+    let Ok(mut k) = known().write() else { return };
+    if k.values.iter().any(|v| v == value) {
+        return;
+    }
+    if k.values.len() >= MAX_KNOWN {
+        k.values.pop_front();
+    }
+    k.values.push_back(value.to_string());
+    k.matcher = None;
+}
+
+/// Remember the secrets an option's value holds: the whole value when the option is
+/// `sensitive`, and otherwise the credentials inside it (a URL's userinfo and its
+/// password, the values of `password=...` pairs).
+pub fn remember_secrets_in(sensitive: bool, value: &str) {
+    if sensitive {
+        remember_secret(value);
+        sensitive_parts(value).for_each(remember_secret);
+    }
+    for (start, end) in secret_ranges(value) {
+        let part = &value[start..end];
+        remember_secret(part);
+        // `user:password`: the password alone, as a library may print it.
+        if let Some((_, password)) = part.split_once(':') {
+            remember_secret(password);
+        }
+    }
+}
+
+/// The parts of a secret value a library may print on their own: of headers
+/// (`Authorization: Bearer t, X-Key: k`) each value and its last word (`t`, however the
+/// name is cased when sent); of a PEM key, each line of its body.
+fn sensitive_parts(value: &str) -> impl Iterator<Item = &str> {
+    let headers = value.split(',').flat_map(|piece| {
+        let value = piece.split_once(':').map_or(piece, |(_, v)| v).trim();
+        [value, value.split_whitespace().last().unwrap_or_default()]
+    });
+    let lines = value
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("-----"));
+    headers.chain(lines)
+}
+
+/// The byte ranges of `text` that hold a remembered secret, in order (may overlap).
+pub(crate) fn known_secret_ranges(text: &str) -> Vec<(usize, usize)> {
+    let matcher = {
+        let Ok(k) = known().read() else {
+            return Vec::new();
+        };
+        if k.values.is_empty() {
+            return Vec::new();
+        }
+        k.matcher.clone()
+    };
+    let matcher = match matcher {
+        Some(m) => m,
+        None => {
+            let Ok(mut k) = known().write() else {
+                return Vec::new();
+            };
+            match &k.matcher {
+                Some(m) => m.clone(),
+                None => {
+                    let Ok(built) = AhoCorasick::new(k.values.iter()) else {
+                        return Vec::new();
+                    };
+                    let built = Arc::new(built);
+                    k.matcher = Some(built.clone());
+                    built
+                }
+            }
+        }
+    };
+    matcher
+        .find_overlapping_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact_text;
+
+    #[test]
+    fn remembered_values_are_hidden_in_any_text() {
+        remember_secret("Kn0wn-Value-1");
+        assert_eq!(
+            redact_text("WRONGPASS for Kn0wn-Value-1, twice: Kn0wn-Value-1"),
+            "WRONGPASS for ********, twice: ********"
+        );
+        remember_secrets_in(false, "redis://bob:Pw-From-Url@h:6379");
+        assert_eq!(
+            redact_text("auth failed: Pw-From-Url"),
+            "auth failed: ********"
+        );
+        remember_secrets_in(
+            true,
+            "Authorization: Bearer Header-Token-1, X-Api: Key-Value-22",
+        );
+        assert_eq!(
+            redact_text("authorization: bearer Header-Token-1\nx-api: Key-Value-22"),
+            "authorization: bearer ********\nx-api: ********"
+        );
+        // Short values, numbers and references are not remembered.
+        for v in ["abc", "6379", "{{ PASSWORD }}"] {
+            remember_secret(v);
+            assert_eq!(redact_text(&format!("x {v} y")), format!("x {v} y"));
+        }
+    }
+}
