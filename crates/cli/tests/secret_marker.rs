@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use tributary_catalog::testing::PgSchema;
 
 /// Where each marker sits, and the marker.
 const MARKERS: [(&str, &str); 9] = [
@@ -732,13 +733,21 @@ async fn no_marker_secret_leaves_through_any_surface() {
     clean("the setup's run", &said(&out));
 
     let envs = env_values();
+    // One server on an embedded catalog logging everything as JSON, one on PostgreSQL
+    // logging at debug level as text (where the database client logs the parameters of
+    // its statements: the records, secrets and all).
     let mut servers = Vec::new();
+    let pg = PgSchema::new();
     for (level, format) in [("trace", "json"), ("debug", "text")] {
-        let there = dir.path().join(format!("there-{format}"));
         let log = dir.path().join(format!("serve-{format}.log"));
         let mut all: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
         all.push(("RUST_LOG", level));
-        let server = Server::start_env(&there, log, &["--log-format", format], &all);
+        let flags = ["--log-format", format];
+        let server = if format == "json" {
+            Server::start_env(&dir.path().join("there"), log, &flags, &all)
+        } else {
+            Server::start_shared_env(&pg.url, log, &flags, &all)
+        };
         servers.push(server);
     }
     let (first, second) = (&servers[0], &servers[1]);

@@ -57,6 +57,16 @@ impl Server {
     /// Start the server on a shared catalog (a `postgres://` URL, which records no
     /// address) and wait until it answers.
     pub fn start_shared(catalog: &str, log: PathBuf) -> Self {
+        Self::start_shared_env(catalog, log, &[], &[])
+    }
+
+    /// [`Server::start_shared`] with more `serve` flags and environment variables.
+    pub fn start_shared_env(
+        catalog: &str,
+        log: PathBuf,
+        flags: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -66,8 +76,8 @@ impl Server {
             catalog.as_ref(),
             &format!("127.0.0.1:{port}"),
             &log,
-            &[],
-            &[],
+            flags,
+            envs,
         );
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
