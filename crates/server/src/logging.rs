@@ -25,7 +25,7 @@ pub fn init_logging(format: LogFormat) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(RedactedLine::default)
+        .with_writer(RedactedLine::stderr)
         .with_target(false);
     let _ = match format {
         LogFormat::Text => builder.with_ansi(false).try_init(),
@@ -33,14 +33,25 @@ pub fn init_logging(format: LogFormat) {
     };
 }
 
-/// One log line on its way to standard error: collected, then written redacted (a
+/// One log line on its way out (to standard error): collected, then written redacted (a
 /// formatter writes a line in pieces, and a secret may straddle two).
-#[derive(Default)]
-struct RedactedLine(Vec<u8>);
+struct RedactedLine<W: std::io::Write> {
+    line: Vec<u8>,
+    out: W,
+}
 
-impl std::io::Write for RedactedLine {
+impl RedactedLine<std::io::Stderr> {
+    fn stderr() -> Self {
+        Self {
+            line: Vec::new(),
+            out: std::io::stderr(),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for RedactedLine<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.extend_from_slice(buf);
+        self.line.extend_from_slice(buf);
         Ok(buf.len())
     }
 
@@ -49,11 +60,11 @@ impl std::io::Write for RedactedLine {
     }
 }
 
-impl Drop for RedactedLine {
+impl<W: std::io::Write> Drop for RedactedLine<W> {
     fn drop(&mut self) {
-        let text = String::from_utf8_lossy(&self.0);
+        let text = String::from_utf8_lossy(&self.line);
         let line = tributary_types::redact_text(&text);
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+        let _ = self.out.write_all(line.as_bytes());
     }
 }
 
@@ -74,4 +85,51 @@ pub(crate) async fn log_request(req: Request, next: Next) -> Response {
         "request"
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A buffer every line goes to.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn no_line_carries_a_known_secret_or_a_credential_whoever_logs_it() {
+        tributary_types::remember_secret("Logged-Secret-Value");
+        let lines = Lines::default();
+        let sink = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || RedactedLine {
+                line: Vec::new(),
+                out: sink.clone(),
+            })
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::debug!(target: "some_library", params = ?["Logged-Secret-Value"], "executing");
+            tracing::trace!("connecting to redis://bob:pw-in-url@h:6379");
+        });
+        let text = String::from_utf8_lossy(&lines.0.lock().unwrap_or_else(|p| p.into_inner()))
+            .into_owned();
+        assert!(text.contains("executing"), "{text}");
+        assert!(!text.contains("Logged-Secret-Value"), "{text}");
+        assert!(text.contains("redis://********@h:6379"), "{text}");
+    }
 }
