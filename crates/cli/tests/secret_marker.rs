@@ -548,7 +548,9 @@ async fn drive_routes(server: &Server, peer: u16) {
             }
             ("GET", "/connection_profiles/{id}") => {
                 for p in PROFILES {
-                    request(server, method, &format!("/connection_profiles/{p}"), None).await;
+                    let (status, text) =
+                        request(server, method, &format!("/connection_profiles/{p}"), None).await;
+                    assert_eq!(status, 200, "{text}");
                 }
             }
             ("GET", "/connection_profiles/{id}/autocomplete") => {
@@ -618,7 +620,9 @@ async fn drive_routes(server: &Server, peer: u16) {
             }
             ("GET", "/connection_tables/{id}") => {
                 for t in TABLES.iter().chain(&["rest_t"]) {
-                    request(server, method, &format!("/connection_tables/{t}"), None).await;
+                    let (status, text) =
+                        request(server, method, &format!("/connection_tables/{t}"), None).await;
+                    assert_eq!(status, 200, "{text}");
                 }
             }
             ("GET", "/connection_tables/{id}/create_sql") => {
@@ -766,6 +770,7 @@ async fn no_marker_secret_leaves_through_any_surface() {
         &[],
     );
     clean("arroyo push", &said(&out));
+    assert!(out.status.success(), "{}", said(&out));
     drive_routes(second, peer).await;
     for server in &servers {
         clean("the server's log", &server.log());
