@@ -360,9 +360,12 @@ fn a_served_catalog_lives_through_a_restart_and_serves_the_cli() {
         ],
     );
     assert_ne!(unauthorised.status.code(), Some(0));
+    assert_eq!(unauthorised.status.code(), Some(2));
     assert!(
-        text(&unauthorised.stderr).contains("401")
-            || text(&unauthorised.stderr).to_lowercase().contains("token"),
+        text(&unauthorised.stderr).starts_with(&format!(
+            "error: the server at {} answered 401 Unauthorized: the bearer token is not valid\n",
+            server.url
+        )),
         "{}",
         text(&unauthorised.stderr)
     );
