@@ -2,7 +2,8 @@
 //! arbitrary bytes and must return, whatever they are: no panic, no abort, no hang, and
 //! memory and time at most linear in the input. AFL++ drives them through the `fuzz`
 //! binary (feature `afl`); `tests/replay.rs` runs each target over its seed corpus and
-//! every regression input in `fuzz/regressions/<target>/`, in CI.
+//! every regression input in `fuzz/regressions/<target>/`, in CI, and `tests/linear.rs`
+//! asserts the linear bound on scaled families of them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -82,7 +82,10 @@ fn memory_and_time_grow_at_most_linearly_with_the_input() {
                 .iter()
                 .map(|&k| cost(target, &base.repeat(k)))
                 .collect();
-            println!("{target} {name}: {} bytes at scale 1: {costs:?}", base.len());
+            println!(
+                "{target} {name}: {} bytes at scale 1: {costs:?}",
+                base.len()
+            );
             let (base, top) = (costs[0], costs[SCALES.len() - 1]);
             let k = SCALES[SCALES.len() - 1];
             let say = || format!("{target} {name} at scales {SCALES:?}: {costs:?}");

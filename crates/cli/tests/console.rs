@@ -239,8 +239,7 @@ async fn the_wizard_creates_a_kafka_table_with_an_untested_profile_and_a_pasted_
         .await;
     b.fill("Profile name", "prod").await;
     // A reserved name that never resolves (RFC 6761), whatever the machine's network.
-    b.fill("Bootstrap Servers", "kafka-1.invalid:9092")
-        .await;
+    b.fill("Bootstrap Servers", "kafka-1.invalid:9092").await;
     // Stored without a test: no broker runs here.
     b.click(&b.find_text("label", "Store without testing").await)
         .await;

@@ -146,9 +146,15 @@ fn long_operator_chains_are_refused_before_any_recursion() {
             deep,
         ),
         (format!("SELECT {};", chain("1", " + ", 1100)), deep),
-        (format!("SELECT 1 WHERE {};", chain("1 = 1", " OR ", 2000)), deep),
+        (
+            format!("SELECT 1 WHERE {};", chain("1 = 1", " OR ", 2000)),
+            deep,
+        ),
         // Parentheses are nesting, counted by their own, smaller limit.
-        (format!("SELECT {};", nested("(", "1", ")", 1000)), nested_deep),
+        (
+            format!("SELECT {};", nested("(", "1", ")", 1000)),
+            nested_deep,
+        ),
     ] {
         let ran = check_refuses(&script, "nested too deeply", 20, 4_000);
         assert!(ran.stderr.contains(expected), "{expected}: {}", ran.stderr);
