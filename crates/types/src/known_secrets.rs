@@ -10,7 +10,7 @@
 
 use crate::secret::{is_env_reference, secret_ranges};
 use aho_corasick::AhoCorasick;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// How many values are remembered at most.
@@ -22,9 +22,28 @@ pub const MIN_SECRET_CHARS: usize = 5;
 
 #[derive(Default)]
 struct Known {
+    /// In the order learned, the oldest first.
     values: VecDeque<String>,
-    /// Built from `values` when first needed after a change.
+    set: HashSet<String>,
+    /// A matcher over the values known when it was built (it may still hold some since
+    /// forgotten: hiding a forgotten secret is harmless).
     matcher: Option<Arc<AhoCorasick>>,
+    /// Values learned since: searched one by one until there are enough to rebuild, so a
+    /// script that learns a secret per statement costs linear time, not quadratic.
+    pending: Vec<String>,
+}
+
+impl Known {
+    /// Whether the matcher is worth rebuilding: the values searched one by one are many,
+    /// relative to those it holds.
+    fn stale(&self) -> bool {
+        self.pending.len() > 16.max(self.values.len() / 4)
+    }
+
+    fn rebuild(&mut self) {
+        self.matcher = AhoCorasick::new(self.values.iter()).ok().map(Arc::new);
+        self.pending.clear();
+    }
 }
 
 fn known() -> &'static RwLock<Known> {
@@ -49,19 +68,21 @@ pub fn remember_secret(value: &str) {
         return;
     }
     if let Ok(k) = known().read()
-        && k.values.iter().any(|v| v == value)
+        && k.set.contains(value)
     {
         return;
     }
     let Ok(mut k) = known().write() else { return };
-    if k.values.iter().any(|v| v == value) {
+    if !k.set.insert(value.to_string()) {
         return;
     }
-    if k.values.len() >= MAX_KNOWN {
-        k.values.pop_front();
+    if k.values.len() >= MAX_KNOWN
+        && let Some(oldest) = k.values.pop_front()
+    {
+        k.set.remove(&oldest);
     }
     k.values.push_back(value.to_string());
-    k.matcher = None;
+    k.pending.push(value.to_string());
 }
 
 /// Remember the secrets an option's value holds: the whole value when the option is
@@ -99,38 +120,33 @@ fn sensitive_parts(value: &str) -> impl Iterator<Item = &str> {
 
 /// The byte ranges of `text` that hold a remembered secret, in order (may overlap).
 pub(crate) fn known_secret_ranges(text: &str) -> Vec<(usize, usize)> {
-    let matcher = {
-        let Ok(k) = known().read() else {
-            return Vec::new();
-        };
-        if k.values.is_empty() {
-            return Vec::new();
-        }
-        k.matcher.clone()
+    let stale = match known().read() {
+        Ok(k) if k.values.is_empty() => return Vec::new(),
+        Ok(k) => k.stale(),
+        Err(_) => return Vec::new(),
     };
-    let matcher = match matcher {
-        Some(m) => m,
-        None => {
-            let Ok(mut k) = known().write() else {
-                return Vec::new();
-            };
-            match &k.matcher {
-                Some(m) => m.clone(),
-                None => {
-                    let Ok(built) = AhoCorasick::new(k.values.iter()) else {
-                        return Vec::new();
-                    };
-                    let built = Arc::new(built);
-                    k.matcher = Some(built.clone());
-                    built
-                }
-            }
-        }
+    if stale
+        && let Ok(mut k) = known().write()
+        && k.stale()
+    {
+        k.rebuild();
+    }
+    let Ok(k) = known().read() else {
+        return Vec::new();
     };
-    matcher
-        .find_overlapping_iter(text)
+    let mut ranges: Vec<(usize, usize)> = k
+        .matcher
+        .iter()
+        .flat_map(|m| m.find_overlapping_iter(text))
         .map(|m| (m.start(), m.end()))
-        .collect()
+        .collect();
+    for value in &k.pending {
+        ranges.extend(
+            text.match_indices(value.as_str())
+                .map(|(at, v)| (at, at + v.len())),
+        );
+    }
+    ranges
 }
 
 #[cfg(test)]
@@ -158,6 +174,16 @@ mod tests {
             redact_text("authorization: bearer Header-Token-1\nx-api: Key-Value-22"),
             "authorization: bearer ********\nx-api: ********"
         );
+        // Past the rebuilding threshold, every value is still found.
+        for n in 0..100 {
+            remember_secret(&format!("Many-Secrets-{n:03}"));
+        }
+        for n in [0, 50, 99] {
+            assert_eq!(
+                redact_text(&format!("x Many-Secrets-{n:03} y")),
+                "x ******** y"
+            );
+        }
         // Short values, numbers and references are not remembered.
         for v in ["abc", "6379", "{{ PASSWORD }}"] {
             remember_secret(v);
