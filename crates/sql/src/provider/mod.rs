@@ -17,6 +17,7 @@ mod lookup;
 mod lookup_cache;
 mod lookup_exec;
 mod lookup_stream;
+mod prompt;
 mod rows;
 mod scan;
 pub(crate) mod script;
@@ -31,6 +32,7 @@ pub use catalog::{SessionShared, TributaryCatalogProvider, TributarySchemaProvid
 pub(crate) use checks::check_plan;
 pub use lookup::{LookupJoin, LookupJoins};
 pub use lookup_exec::{LookupJoinExec, TributaryQueryPlanner};
+pub use prompt::PromptRows;
 pub(crate) use streaming_rules::{StatementText, streaming_violations};
 pub use table::ConnectionTableProvider;
 pub(crate) use views::named_columns;

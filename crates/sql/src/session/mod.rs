@@ -113,6 +113,7 @@ impl Session {
     pub fn with_context(ctx: SessionContext, store: Arc<dyn CatalogStore>) -> Self {
         let state = datafusion::execution::SessionStateBuilder::new_from_existing(ctx.state())
             .with_query_planner(Arc::new(crate::provider::TributaryQueryPlanner))
+            .with_physical_optimizer_rule(Arc::new(crate::provider::PromptRows))
             .build();
         let ctx = SessionContext::new_with_state(state);
         ctx.add_optimizer_rule(Arc::new(crate::provider::LookupJoins));

@@ -5,6 +5,7 @@
 mod connection_tests;
 mod file_sinks;
 mod limits;
+mod live_previews;
 mod lookups;
 mod reading;
 mod registry;
