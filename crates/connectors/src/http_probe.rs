@@ -291,19 +291,20 @@ pub(crate) async fn read_events(
     let mut parser = SseParser::new(events.to_vec());
     let deadline = tokio::time::Instant::now() + probe.timeout;
     while probe.messages.len() < probe.limit {
-        let chunk = match tokio::time::timeout_at(deadline, stream.next()).await {
-            Err(_) | Ok(None) => break,
-            Ok(Some(Err(e))) => {
-                probe.fail(
-                    Stage::Read,
-                    TestCode::BadResponse,
-                    format!("the event stream broke off: {}", root_cause(&e)),
-                    "Check the server.",
-                );
-                return;
-            }
-            Ok(Some(Ok(c))) => c,
-        };
+        let chunk =
+            match tokio::time::timeout_at(probe.sample_deadline(deadline), stream.next()).await {
+                Err(_) | Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    probe.fail(
+                        Stage::Read,
+                        TestCode::BadResponse,
+                        format!("the event stream broke off: {}", root_cause(&e)),
+                        "Check the server.",
+                    );
+                    return;
+                }
+                Ok(Some(Ok(c))) => c,
+            };
         match parser.push(&chunk) {
             Ok(done) => {
                 let room = probe.limit - probe.messages.len();

@@ -254,6 +254,10 @@ pub struct Probe<'a> {
     resolved: Vec<String>,
 }
 
+/// How long a sample read waits for another message once some have come (see
+/// [`Probe::sample_deadline`]).
+pub const SAMPLE_IDLE: Duration = Duration::from_millis(500);
+
 /// One of `count` readers of a source: it takes the source partitions whose number `n`
 /// has `n % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,6 +344,18 @@ impl<'a> Probe<'a> {
     /// Whether the test should read messages (`limit` is 0 for a connect-only test).
     pub fn wants_messages(&self) -> bool {
         self.limit > 0
+    }
+
+    /// When a sample read stops waiting for its next message: at `deadline` (the test's
+    /// timeout) while nothing has come, and once messages have come, after
+    /// [`SAMPLE_IDLE`] without a new one, so a test of a quiet topic that holds one
+    /// retained message answers at once rather than at its timeout.
+    pub fn sample_deadline(&self, deadline: tokio::time::Instant) -> tokio::time::Instant {
+        if self.messages.is_empty() {
+            deadline
+        } else {
+            deadline.min(tokio::time::Instant::now() + SAMPLE_IDLE)
+        }
     }
 
     /// "read 3 messages": what the read stage got so far.

@@ -524,13 +524,20 @@ fn read(
     let deadline = Instant::now() + timeout;
     let topic: Arc<str> = topic.into();
     let mut out = Vec::new();
+    // Once messages have come, a quiet spell ends the sample (as `Probe::sample_deadline`).
+    let mut idle_until = deadline;
     while out.len() < limit {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline
+            .min(idle_until)
+            .saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
         }
         match consumer.poll(left.min(Duration::from_millis(200))) {
-            Some(Ok(m)) => out.extend(sampled(&m, &topic)),
+            Some(Ok(m)) => {
+                out.extend(sampled(&m, &topic));
+                idle_until = Instant::now() + crate::probe::SAMPLE_IDLE;
+            }
             Some(Err(KafkaError::PartitionEOF(_))) | None => {}
             Some(Err(e)) => return Err(e),
         }

@@ -360,9 +360,10 @@ async fn subscribe(
     }
     let deadline = tokio::time::Instant::now() + probe.timeout;
     loop {
-        let event = match tokio::time::timeout_at(deadline, events.poll()).await {
-            Err(_) => {
-                probe.fail(
+        let event =
+            match tokio::time::timeout_at(probe.sample_deadline(deadline), events.poll()).await {
+                Err(_) => {
+                    probe.fail(
                     Stage::Locate,
                     TestCode::Timeout,
                     format!(
@@ -371,14 +372,14 @@ async fn subscribe(
                     ),
                     "Check that the broker is healthy.",
                 );
-                return None;
-            }
-            Ok(Err(e)) => {
-                fail_connection(probe, "the broker", &e);
-                return None;
-            }
-            Ok(Ok(e)) => e,
-        };
+                    return None;
+                }
+                Ok(Err(e)) => {
+                    fail_connection(probe, "the broker", &e);
+                    return None;
+                }
+                Ok(Ok(e)) => e,
+            };
         match event {
             Event::Incoming(Packet::SubAck(ack)) => {
                 let refused = ack
@@ -456,14 +457,15 @@ pub(crate) async fn test_table(probe: &mut Probe<'_>) {
     }
     let deadline = tokio::time::Instant::now() + probe.timeout;
     while probe.messages.len() < probe.limit {
-        let event = match tokio::time::timeout_at(deadline, events.poll()).await {
-            Err(_) => break,
-            Ok(Err(e)) => {
-                fail_connection(probe, "the broker", &e);
-                return;
-            }
-            Ok(Ok(e)) => e,
-        };
+        let event =
+            match tokio::time::timeout_at(probe.sample_deadline(deadline), events.poll()).await {
+                Err(_) => break,
+                Ok(Err(e)) => {
+                    fail_connection(probe, "the broker", &e);
+                    return;
+                }
+                Ok(Ok(e)) => e,
+            };
         if let Event::Incoming(Packet::Publish(p)) = event {
             probe.messages.push(published(&p));
         }

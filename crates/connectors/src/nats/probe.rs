@@ -293,7 +293,7 @@ async fn read_subject(probe: &mut Probe<'_>, client: Client, subject: &str) {
     }
     let deadline = tokio::time::Instant::now() + probe.timeout;
     while probe.messages.len() < probe.limit {
-        match tokio::time::timeout_at(deadline, subscription.next()).await {
+        match tokio::time::timeout_at(probe.sample_deadline(deadline), subscription.next()).await {
             Ok(Some(m)) => probe.messages.push(m.payload.to_vec().into()),
             _ => break,
         }

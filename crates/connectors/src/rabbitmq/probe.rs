@@ -507,7 +507,8 @@ async fn read(probe: &mut Probe<'_>, mut client: StreamClient, stream: &str) {
     let deadline = tokio::time::Instant::now() + probe.timeout;
     let mut failure = None;
     while probe.messages.len() < probe.limit {
-        match tokio::time::timeout_at(deadline, client.next_messages()).await {
+        match tokio::time::timeout_at(probe.sample_deadline(deadline), client.next_messages()).await
+        {
             Ok(Ok(messages)) => {
                 let room = probe.limit - probe.messages.len();
                 probe

@@ -218,7 +218,7 @@ where
     let deadline = tokio::time::Instant::now() + probe.timeout;
     let mut closed = None;
     while probe.messages.len() < probe.limit {
-        match tokio::time::timeout_at(deadline, socket.next()).await {
+        match tokio::time::timeout_at(probe.sample_deadline(deadline), socket.next()).await {
             Ok(Some(Ok(Message::Text(t)))) => probe.messages.push(t.as_bytes().to_vec().into()),
             Ok(Some(Ok(Message::Binary(b)))) => probe.messages.push(b.to_vec().into()),
             Ok(Some(Ok(Message::Close(frame)))) => {

@@ -98,7 +98,7 @@ fn prompt(
             .into_iter()
             .map(|c| Arc::new(WithBatchSize::new(c.clone(), batch_size)) as _)
             .collect();
-        let join = datafusion::physical_plan::with_new_children_if_necessary(node, inputs)?;
+        let join = datafusion::physical_plan::replace_children_if_necessary(node, inputs)?;
         return Ok(Transformed::new(
             Arc::new(WithBatchSize::new(join, 1)),
             true,
