@@ -265,6 +265,8 @@ async fn the_wizard_creates_a_kafka_table_with_an_untested_profile_and_a_pasted_
         .wait_text("main", "The test failed at stage 'resolve'")
         .await;
     for shown in [
+        // The table has no name yet, and no stand-in name is shown.
+        "the connection test of the new table failed at stage 'resolve'",
         "Code: DNS_UNRESOLVED",
         "bootstrap server 'kafka-1.invalid:9092' does not resolve",
         "Check 'bootstrap_servers': the host name does not resolve from here.",

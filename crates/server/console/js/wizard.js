@@ -254,7 +254,8 @@ const RENDER = {
   async test(state) {
     const holder = h("div");
     const controller = new AbortController();
-    const body = tableBody(state, state.name || `${state.connector.id}_test`);
+    // Not named yet: the server speaks of "the new table".
+    const body = tableBody(state, state.name || "");
     const start = () =>
       runTest(holder, "/connection_tables/test", body, controller.signal)
         .then((last) => {

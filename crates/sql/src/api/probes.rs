@@ -72,18 +72,35 @@ fn event_message(e: &TestEvent) -> TestSourceMessage {
     }
 }
 
+/// The name a table is tested under while it has none.
+const UNNAMED_TABLE: &str = "unnamed_table";
+
 /// `POST /connection_tables/test`: validate the body as `CREATE TABLE` would (an
 /// invalid one is an error, returned before any event), then test it, streaming each
 /// stage's event and ending with the verdict (and, for sources, the decoded sample rows).
-/// The whole test is bounded by `max` (at most [`MAX_TEST_SECONDS`]).
+/// `name` may be empty: the answers then speak of "the new table". The whole test is bounded by `max` (at most [`MAX_TEST_SECONDS`]).
 pub async fn test_table(
     session: Arc<Session>,
     post: &ConnectionTablePost,
     max: Duration,
 ) -> Result<(TestSourceMessage, TestStream), ApiError> {
     let max = max.min(Duration::from_secs(MAX_TEST_SECONDS));
-    let stmt = body_statement(&session, post, None, false)?;
+    // A table tested before it is named (the console's wizard names it last) is tested
+    // under a stand-in name that no answer shows: they speak of "the new table".
+    let named = !post.name.trim().is_empty();
+    let mut post = post.clone();
+    if !named {
+        post.name = UNNAMED_TABLE.into();
+    }
+    let stmt = body_statement(&session, &post, None, false)?;
     let name = post.name.clone();
+    let shown = move |text: String| {
+        if named {
+            text
+        } else {
+            text.replace(&format!("table '{UNNAMED_TABLE}'"), "the new table")
+        }
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     let events = tx.clone();
     let progress: testing::Progress = Arc::new(move |e: &TestEvent| {
@@ -97,10 +114,10 @@ pub async fn test_table(
             Some(progress),
         );
         let last = match tokio::time::timeout(max, run).await {
-            Err(_) => Ok(TestSourceMessage::fail(format!(
+            Err(_) => Ok(TestSourceMessage::fail(shown(format!(
                 "the connection test of table '{name}' took longer than {} s and was stopped",
                 max.as_secs_f64()
-            ))),
+            )))),
             Ok(Err(e)) => Err(body_error(&e, &stmt)),
             Ok(Ok(tested)) => {
                 // Stage notes repeat the events already streamed; send only the others.
@@ -111,12 +128,14 @@ pub async fn test_table(
                         .any(|e| n.message.starts_with(&format!("{}: ", e.stage)))
                 };
                 for note in tested.notes.iter().filter(|n| !n.is_error() && !repeats(n)) {
-                    let _ = tx.send(Ok(TestSourceMessage::info(note.message.clone())));
+                    let _ = tx.send(Ok(TestSourceMessage::info(shown(note.message.clone()))));
                 }
-                Ok(match &tested.failure {
+                let mut verdict = match &tested.failure {
                     Some(diags) => failed(diags),
                     None => passed(&name, &tested),
-                })
+                };
+                verdict.message = shown(verdict.message);
+                Ok(verdict)
             }
         };
         let _ = tx.send(last);
