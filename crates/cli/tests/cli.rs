@@ -640,3 +640,50 @@ CREATE VIEW bigger AS SELECT id FROM big WHERE cents > 100000;
     let out = tributary(&second, &["check", "-c", "SELECT * FROM bigger"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// `check` judges pipelines, which read forever; a query that a preview would refuse as
+/// never-ending is valid there, and `check` says, as a note, that `run` would refuse it
+/// and how to bound it.
+#[test]
+fn check_notes_that_a_preview_of_an_endless_read_would_not_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    let out = tributary(
+        &catalog,
+        &[
+            "run",
+            "-c",
+            "CREATE TABLE endless WITH (connector = 'impulse', event_rate = 10)",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sql = "SELECT count(*) FROM endless";
+    let checked = tributary(&catalog, &["check", "-c", sql], None);
+    let err = text(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with("note: as a preview (run, the shell, POST /sql): table 'endless' (connector 'impulse') never ends, so this query would never finish\n"),
+        "{err}"
+    );
+    assert!(err.contains("help: Bound the read: add LIMIT n"), "{err}");
+    // run refuses the same query, with the same words.
+    let ran = tributary(&catalog, &["run", "-c", sql], None);
+    assert_eq!(ran.status.code(), Some(1));
+    assert!(
+        text(&ran.stderr).starts_with("error: table 'endless' (connector 'impulse') never ends, so this query would never finish\n"),
+        "{}",
+        text(&ran.stderr)
+    );
+    // A bounded query gets no such note.
+    let bounded = tributary(
+        &catalog,
+        &["check", "-c", "SELECT * FROM endless LIMIT 3"],
+        None,
+    );
+    assert!(
+        !text(&bounded.stderr).contains("as a preview"),
+        "{}",
+        text(&bounded.stderr)
+    );
+}

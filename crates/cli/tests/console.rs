@@ -137,6 +137,29 @@ async fn the_wizard_creates_an_impulse_table_and_the_sql_tab_reads_it() {
     assert!(b.exists(".editor .marks mark").await);
     assert_eq!(b.text(".gutter .bad").await, "3");
     b.shot("sql-check").await;
+    // A query over an endless source is a valid pipeline; Check says that as a preview
+    // it would not finish, and how to bound it.
+    api_sql(
+        &server,
+        "CREATE TABLE endless WITH (connector = 'impulse', event_rate = 10)",
+    )
+    .await;
+    b.type_into(&editor, "SELECT count(*) FROM endless;").await;
+    b.click_button("Check").await;
+    let listed = b
+        .wait_text(".diagnostics", "as a preview (run, the shell, POST /sql)")
+        .await;
+    assert!(
+        listed.contains("table 'endless' (connector 'impulse') never ends")
+            && listed.contains("SET preview.max_rows"),
+        "{listed}"
+    );
+    b.wait_text(".output", "1 statement(s) valid").await;
+    assert!(
+        !b.exists(".gutter .bad").await,
+        "a note marks no line as bad"
+    );
+    b.shot("sql-check-endless").await;
     // Explain shows the plan of the statement at the cursor.
     b.type_into(
         &editor,

@@ -27,7 +27,8 @@ export async function sqlPage() {
 
   const sync = () => {
     const lines = text.value.split("\n").length;
-    const bad = new Set(found.filter((d) => d.line).map((d) => d.line));
+    // Errors and warnings mark their lines; a note is not a fault.
+    const bad = new Set(found.filter((d) => d.line && d.severity !== "note").map((d) => d.line));
     replace(gutter, Array.from({ length: lines }, (_, i) => [i ? "\n" : "", bad.has(i + 1) ? h("span", { class: "bad" }, String(i + 1)) : String(i + 1)]));
     drawMarks();
     marks.scrollTop = text.scrollTop;

@@ -41,9 +41,12 @@ impl Session {
         if mode == Mode::Check && !is_explain {
             // A checked query is a pipeline to be: reading an endless source is its
             // normal life, so only a query run here must be bounded.
-            crate::deep::block_on_deep(state.create_physical_plan(&plan))
+            let physical = crate::deep::block_on_deep(state.create_physical_plan(&plan))
                 .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
-            return Ok(Reply::done("PLANNED", vec![]));
+            return Ok(Reply::done(
+                "PLANNED",
+                preview_notes(&physical, &state, span),
+            ));
         }
         let df = self
             .ctx
@@ -215,6 +218,32 @@ async fn stream_rows(
         rows,
         stopped,
     })
+}
+
+/// What `check` says of a query a preview would refuse: the refusal, as a note. A
+/// pipeline reads forever, so the query is valid; run here, it would not finish.
+fn preview_notes(
+    plan: &Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+    span: Span,
+) -> Vec<Diagnostic> {
+    match check_bounds(plan, state, span, false) {
+        Ok(()) => vec![],
+        Err(refusals) => refusals
+            .into_iter()
+            .map(|r| {
+                let mut note = Diagnostic::note(format!(
+                    "as a preview (run, the shell, POST /sql): {}",
+                    r.message
+                ));
+                note.span = r.span;
+                note.notes = r.notes;
+                note.help = r.help;
+                note.code = r.code;
+                note
+            })
+            .collect(),
+    }
 }
 
 /// Refuse a plan that reads a source with no end and nothing to bound the read. A
