@@ -9,11 +9,9 @@ use datafusion::arrow::array::{
     Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray,
 };
 use datafusion::arrow::compute::{cast, filter, filter_record_batch};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::utils::collect_columns;
-use std::collections::HashSet;
 use std::sync::Arc;
 use tributary_connectors::probe::SampledMessage;
 use tributary_formats::{BatchDecoder, CHANGE_COLUMN};
@@ -93,31 +91,17 @@ impl RowAssembler {
         if let Some(format) = generated {
             schema.format = Some(format);
         }
-        let mut decoder = BatchDecoder::new(&schema).map_err(|e| {
+        let decoder = BatchDecoder::new(&schema).map_err(|e| {
             transfer.failure(
                 &table,
                 format!("its format cannot be decoded: {e}"),
                 "Check the table's format options.",
             )
         })?;
-        let mut working_schema = shape.full_schema.clone();
-        // A read decodes only what the query uses; a table of changes needs whole rows.
-        let needed = match transfer {
-            Transfer::Read if !table.is_updating() => needed_columns(&shape),
-            _ => None,
-        };
-        if let Some(needed) = needed {
-            decoder = decoder.decoding_only(|name| needed.contains(name));
-            let fields: Vec<Field> = working_schema
-                .fields()
-                .iter()
-                .map(|f| {
-                    let nullable = f.is_nullable() || !needed.contains(f.name());
-                    f.as_ref().clone().with_nullable(nullable)
-                })
-                .collect();
-            working_schema = Arc::new(Schema::new(fields));
-        }
+        // Every declared column is decoded, whatever the query projects: a message is bad
+        // data (failed or dropped, as `bad_data` says) by its whole row, so `count(*)`
+        // counts the rows that `SELECT *` shows.
+        let working_schema = shape.full_schema.clone();
         let per_message =
             track_sources || table.schema.fields.iter().any(|f| f.metadata_key.is_some());
         let changelog = match transfer {
@@ -243,25 +227,6 @@ impl RowAssembler {
         }
         Ok((full, changes))
     }
-}
-
-/// The names of the columns a query needs decoded: those it reads, and those its
-/// virtual columns and watermark are computed from; `None` when it reads every column.
-fn needed_columns(shape: &RowShape) -> Option<HashSet<String>> {
-    let projection = shape.projection.as_ref()?;
-    let full = &shape.full_schema;
-    let mut needed: HashSet<String> = projection
-        .iter()
-        .map(|i| full.field(*i).name().clone())
-        .collect();
-    let computed = shape.virtuals.iter().map(|(_, e)| e);
-    for expr in computed.chain(shape.lateness.iter().map(|l| &l.watermark)) {
-        needed.extend(collect_columns(expr).iter().map(|c| c.name().to_string()));
-    }
-    if let Some(l) = &shape.lateness {
-        needed.insert(full.field(l.time).name().clone());
-    }
-    Some(needed)
 }
 
 /// The decoded rows without their `_change` column, and its values (a Debezium table's).

@@ -68,3 +68,51 @@ async fn rows_a_join_makes_reach_the_reader_while_the_source_runs() {
     assert!(took < Duration::from_secs(3), "{took:?}");
     assert!(rows >= 1);
 }
+
+/// `bad_data` judges a message by its whole row, whatever the query projects: `count(*)`
+/// counts the rows `SELECT *` shows, failing or dropping the same messages.
+#[tokio::test]
+async fn counts_agree_with_rows_whatever_bad_data_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("events.json");
+    // Eight messages; five have an amount that is not a number.
+    let lines: Vec<String> = (0..8)
+        .map(|i| {
+            if i % 3 == 0 {
+                format!(r#"{{"id": {i}, "amount": {i}.5}}"#)
+            } else {
+                format!(r#"{{"id": {i}, "amount": "n/a"}}"#)
+            }
+        })
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let s = session();
+    s.execute(&format!(
+        "CREATE TABLE failing (id BIGINT, amount DOUBLE) WITH (connector = 'single_file', path = '{p}', type = 'source', format = 'json'); \
+         CREATE TABLE dropping (id BIGINT, amount DOUBLE) WITH (connector = 'single_file', path = '{p}', type = 'source', format = 'json', bad_data = 'drop')",
+        p = file.display()
+    ))
+    .await
+    .unwrap();
+    for sql in [
+        "SELECT count(*) FROM failing",
+        "SELECT id FROM failing",
+        "SELECT * FROM failing",
+    ] {
+        let e = crate::reading::error(&s, sql).await;
+        assert!(e.contains("amount"), "{sql}: {e}");
+    }
+    for (sql, expected) in [
+        ("SELECT count(*) AS n FROM dropping", "| 3 |"),
+        ("SELECT count(id) AS n FROM dropping", "| 3 |"),
+        (
+            "SELECT count(*) AS n FROM (SELECT * FROM dropping)",
+            "| 3 |",
+        ),
+    ] {
+        let rows = table(&s, sql).await;
+        assert!(rows.contains(expected), "{sql}: {rows}");
+    }
+    let rows = table(&s, "SELECT id FROM dropping ORDER BY id").await;
+    assert_eq!(rows.matches("\n| ").count(), 4, "{rows}");
+}
