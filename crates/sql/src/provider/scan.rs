@@ -231,6 +231,10 @@ async fn step(state: State) -> Result<Option<(RecordBatch, State)>> {
         let Some(Rows { batch, .. }) = reading.rows.rows(&messages)? else {
             continue;
         };
+        // Every row was late or dropped: the source goes on (an empty batch is no end).
+        if batch.num_rows() == 0 {
+            continue;
+        }
         let batch = match &reading.budget {
             Some(b) => {
                 let granted = b.take(batch.num_rows());
@@ -256,9 +260,24 @@ fn end(mut reading: Box<Reading>) -> Result<Option<(RecordBatch, State)>> {
     }
 }
 
+/// The most messages the reader may stop at: the pushed-down `LIMIT` when every message
+/// makes at least one row; none when rows can be dropped after they are read (late rows
+/// behind the watermark, bad data dropped, a table of changes), where a reader that
+/// stopped at `LIMIT` messages would give fewer rows than a batch read. The scan's
+/// budget, which counts rows, ends the read then.
+fn reader_limit(spec: &ScanSpec) -> usize {
+    let drops_rows = spec.shape.lateness.is_some()
+        || spec.table.schema.bad_data == Some(tributary_types::BadData::Drop)
+        || spec.table.is_updating();
+    match spec.limit {
+        Some(limit) if !drops_rows => limit,
+        _ => usize::MAX,
+    }
+}
+
 /// Open the table's reader as its connection test connects.
 async fn open(spec: &ScanSpec, split: Split) -> Result<Box<dyn SourceReader>> {
-    let limit = spec.limit.unwrap_or(usize::MAX);
+    let limit = reader_limit(spec);
     match connect(&spec.shared, &spec.table, Transfer::Read, limit, split).await? {
         Opened::Reader(r) => Ok(r),
         _ => Err(DataFusionError::Internal("a read opened no reader".into())),

@@ -7,6 +7,7 @@ mod file_sinks;
 mod limits;
 mod live_previews;
 mod lookups;
+mod preview_harness;
 mod reading;
 mod registry;
 mod secrets;

@@ -1,0 +1,420 @@
+//! The invariant of live previews: the same records delivered one at a time, slowly, with
+//! late and on-time records interleaved, give a preview the same answer as a batch read
+//! of the same records, and the answer arrives promptly once the last record it needs has
+//! come. One harness drives each connector's real service (publish, wait, publish) and
+//! compares, for each query shape (a plain LIMIT, a selective WHERE with a LIMIT, a
+//! tumbling and a session window over a watermark with late records, an aggregate under
+//! `preview.max_rows`), the preview's rows with those of the same query over a
+//! `single_file` table holding the records in the same order.
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+use crate::reading::table;
+use futures::{SinkExt, StreamExt};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast;
+use tributary_catalog::OverlayStore;
+use tributary_sql::Session;
+
+/// The records, in arrival order: key, value, event time (seconds past midnight). The
+/// watermark trails the largest event time by 5 s, so the third and sixth are late.
+const RECORDS: [(&str, i64, u32); 8] = [
+    ("a", 1, 10),
+    ("b", 5, 12),
+    ("a", 7, 3),
+    ("c", 6, 14),
+    ("b", 2, 21),
+    ("a", 9, 13),
+    ("c", 8, 22),
+    ("a", 4, 30),
+];
+
+fn payload((k, v, ts): (&str, i64, u32)) -> String {
+    format!(
+        r#"{{"k": "{k}", "v": {v}, "ts": "2026-01-01T00:00:{ts:02}Z"}}"#,
+        ts = ts
+    )
+}
+
+const COLUMNS: &str =
+    "k TEXT, v BIGINT, ts TIMESTAMP NOT NULL, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND";
+
+/// A query shape: its SQL over table `{t}`, the session's settings, and how many records
+/// (in arrival order) its answer needs.
+struct Case {
+    name: &'static str,
+    settings: &'static str,
+    sql: &'static str,
+    needs: usize,
+}
+
+const CASES: [Case; 5] = [
+    Case {
+        name: "limit",
+        settings: "",
+        sql: "SELECT k, v, ts FROM {t} LIMIT 3",
+        // a1, b5, (a7 late), c6
+        needs: 4,
+    },
+    Case {
+        name: "selective_where",
+        settings: "",
+        sql: "SELECT k, v FROM {t} WHERE v > 5 LIMIT 2",
+        // c6 and c8; a7 and a9 are late
+        needs: 7,
+    },
+    Case {
+        name: "tumble",
+        settings: "SET preview.max_rows = 6",
+        sql: "SELECT tumble(INTERVAL '10' SECOND) AS w, count(*) AS n, sum(v) AS s FROM {t} GROUP BY w ORDER BY w",
+        needs: 8,
+    },
+    Case {
+        name: "session",
+        settings: "SET preview.max_rows = 6",
+        sql: "SELECT session(INTERVAL '5' SECOND) AS w, k, count(*) AS n FROM {t} GROUP BY w, k ORDER BY k, w",
+        needs: 8,
+    },
+    Case {
+        name: "aggregate",
+        settings: "SET preview.max_rows = 6",
+        sql: "SELECT k, count(*) AS n, sum(v) AS s FROM {t} GROUP BY k ORDER BY k",
+        needs: 8,
+    },
+];
+
+/// How a connector's service receives records.
+#[async_trait::async_trait(?Send)]
+trait Feed {
+    /// The source table's WITH options, reading what [`Feed::publish`] sends to `channel`.
+    fn options(&self, channel: &str) -> String;
+
+    /// Make `channel` exist before the query starts (a topic, a stream).
+    async fn prepare(&mut self, _channel: &str) {}
+
+    /// Deliver one record.
+    async fn publish(&mut self, channel: &str, payload: &str);
+}
+
+/// The batch answer of every case: the records in a file, read by `single_file`.
+async fn batch_answers(dir: &std::path::Path) -> Vec<String> {
+    let file = dir.join("records.json");
+    let lines: Vec<String> = RECORDS.iter().map(|r| payload(*r)).collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let mut out = Vec::new();
+    for case in &CASES {
+        let s = Session::new(Arc::new(OverlayStore::in_memory()));
+        s.execute(&format!(
+            "CREATE TABLE b ({COLUMNS}) WITH (connector = 'single_file', path = '{}', type = 'source', format = 'json')",
+            file.display()
+        ))
+        .await
+        .unwrap();
+        if !case.settings.is_empty() {
+            s.execute(case.settings).await.unwrap();
+        }
+        out.push(table(&s, &case.sql.replace("{t}", "b")).await);
+    }
+    out
+}
+
+/// Run every case over `feed`, checking each preview against the batch answer and the
+/// time from the last record it needs to its answer.
+async fn check_connector(connector: &str, feed: &mut dyn Feed) {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = batch_answers(dir.path()).await;
+    for (case, expected) in CASES.iter().zip(expected) {
+        let channel = format!("harness-{connector}-{}-{}", case.name, std::process::id());
+        feed.prepare(&channel).await;
+        let s = Arc::new(Session::new(Arc::new(OverlayStore::in_memory())));
+        s.execute(&format!(
+            "SET preview.timeout = '30 seconds'; CREATE TABLE t ({COLUMNS}) WITH ({})",
+            feed.options(&channel)
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{connector}: {e}"));
+        if !case.settings.is_empty() {
+            s.execute(case.settings).await.unwrap();
+        }
+        let sql = case.sql.replace("{t}", "t");
+        let query = {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let rows = table(&s, &sql).await;
+                (rows, Instant::now())
+            })
+        };
+        // The reader subscribes (a subject, a topic without retention); then one record
+        // every 150 ms.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let mut needed_at = None;
+        for (i, record) in RECORDS.iter().enumerate() {
+            if query.is_finished() {
+                break;
+            }
+            feed.publish(&channel, &payload(*record)).await;
+            if i + 1 == case.needs {
+                needed_at = Some(Instant::now());
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        let (rows, answered) = tokio::time::timeout(Duration::from_secs(20), query)
+            .await
+            .unwrap_or_else(|_| panic!("{connector} {}: no answer within 20 s", case.name))
+            .unwrap();
+        assert_eq!(
+            rows, expected,
+            "{connector} {}: the preview differs from the batch answer",
+            case.name
+        );
+        let needed_at = needed_at.unwrap();
+        let took = answered.saturating_duration_since(needed_at);
+        assert!(
+            took < Duration::from_secs(1),
+            "{connector} {}: the answer came {took:?} after the last record it needs",
+            case.name
+        );
+    }
+}
+
+/// NATS core subjects.
+struct Nats(async_nats::Client);
+
+#[async_trait::async_trait(?Send)]
+impl Feed for Nats {
+    fn options(&self, channel: &str) -> String {
+        format!(
+            "connector = 'nats', servers = '127.0.0.1:4222', subject = '{channel}', type = 'source', format = 'json'"
+        )
+    }
+
+    async fn publish(&mut self, channel: &str, payload: &str) {
+        self.0
+            .publish(channel.to_string(), payload.to_string().into())
+            .await
+            .unwrap();
+        self.0.flush().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn nats_previews_equal_the_batch_answer() {
+    let client = async_nats::connect("127.0.0.1:4222")
+        .await
+        .unwrap_or_else(|e| panic!("is nats-server running on 127.0.0.1:4222? {e}"));
+    check_connector("nats", &mut Nats(client)).await;
+}
+
+/// MQTT topics on the local Mosquitto.
+struct Mqtt {
+    client: rumqttc::AsyncClient,
+    events: Arc<tokio::sync::Mutex<rumqttc::EventLoop>>,
+}
+
+#[async_trait::async_trait(?Send)]
+impl Feed for Mqtt {
+    fn options(&self, channel: &str) -> String {
+        format!(
+            "connector = 'mqtt', url = 'tcp://127.0.0.1:1883', topic = '{channel}', type = 'source', format = 'json'"
+        )
+    }
+
+    async fn publish(&mut self, channel: &str, payload: &str) {
+        use rumqttc::{Event, Packet, QoS};
+        self.client
+            .publish(
+                channel,
+                QoS::AtLeastOnce,
+                false,
+                payload.as_bytes().to_vec(),
+            )
+            .await
+            .unwrap();
+        let mut events = self.events.lock().await;
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), events.poll()).await {
+                Ok(Ok(Event::Incoming(Packet::PubAck(_)))) => break,
+                Ok(Ok(_)) => {}
+                other => panic!("is mosquitto running on 127.0.0.1:1883? {other:?}"),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn mqtt_previews_equal_the_batch_answer() {
+    let (client, events) = rumqttc::AsyncClient::new(
+        rumqttc::MqttOptions::new(format!("harness-{}", std::process::id()), "127.0.0.1", 1883),
+        10,
+    );
+    let mut feed = Mqtt {
+        client,
+        events: Arc::new(tokio::sync::Mutex::new(events)),
+    };
+    check_connector("mqtt", &mut feed).await;
+}
+
+/// Kafka topics of librdkafka's mock cluster, one partition each.
+struct Kafka {
+    mock: rdkafka::mocking::MockCluster<'static, rdkafka::producer::DefaultProducerContext>,
+    producer: rdkafka::producer::FutureProducer,
+}
+
+#[async_trait::async_trait(?Send)]
+impl Feed for Kafka {
+    fn options(&self, channel: &str) -> String {
+        format!(
+            "connector = 'kafka', bootstrap_servers = '{}', topic = '{channel}', type = 'source', 'source.offset' = 'earliest', format = 'json'",
+            self.mock.bootstrap_servers()
+        )
+    }
+
+    async fn prepare(&mut self, channel: &str) {
+        self.mock.create_topic(channel, 1, 1).unwrap();
+    }
+
+    async fn publish(&mut self, channel: &str, payload: &str) {
+        self.producer
+            .send(
+                rdkafka::producer::FutureRecord::<(), _>::to(channel).payload(payload),
+                Duration::from_secs(5),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn kafka_previews_equal_the_batch_answer() {
+    let mock = rdkafka::mocking::MockCluster::new(1).unwrap();
+    let producer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", mock.bootstrap_servers())
+        .create()
+        .unwrap();
+    check_connector("kafka", &mut Kafka { mock, producer }).await;
+}
+
+/// Channels an HTTP test server pushes records on.
+#[derive(Clone, Default)]
+struct Channels(Arc<Mutex<HashMap<String, broadcast::Sender<String>>>>);
+
+impl Channels {
+    fn sender(&self, channel: &str) -> broadcast::Sender<String> {
+        let mut map = self.0.lock().unwrap();
+        map.entry(channel.to_string())
+            .or_insert_with(|| broadcast::channel(64).0)
+            .clone()
+    }
+}
+
+/// Server-sent events from a test server.
+struct Sse {
+    base: String,
+    channels: Channels,
+}
+
+#[async_trait::async_trait(?Send)]
+impl Feed for Sse {
+    fn options(&self, channel: &str) -> String {
+        format!(
+            "connector = 'sse', endpoint = '{}/sse/{channel}', format = 'json'",
+            self.base
+        )
+    }
+
+    async fn publish(&mut self, channel: &str, payload: &str) {
+        let _ = self.channels.sender(channel).send(payload.to_string());
+    }
+}
+
+#[tokio::test]
+async fn sse_previews_equal_the_batch_answer() {
+    use axum::extract::{Path, State};
+    use axum::response::sse::{Event, Sse as SseResponse};
+    let channels = Channels::default();
+    let app = axum::Router::new()
+        .route(
+            "/sse/{channel}",
+            axum::routing::get(
+                |State(channels): State<Channels>, Path(channel): Path<String>| async move {
+                    let rx = channels.sender(&channel).subscribe();
+                    let events = tokio_stream_of(rx)
+                        .map(|p| Ok::<_, std::convert::Infallible>(Event::default().data(p)));
+                    SseResponse::new(events)
+                },
+            ),
+        )
+        .with_state(channels.clone());
+    let base = crate::connection_tests::serve(app).await;
+    check_connector("sse", &mut Sse { base, channels }).await;
+}
+
+/// A broadcast receiver as a stream of its values.
+fn tokio_stream_of(rx: broadcast::Receiver<String>) -> impl futures::Stream<Item = String> {
+    futures::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(v) => return Some((v, rx)),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
+}
+
+/// WebSocket messages from a test server.
+struct WebSocket {
+    base: String,
+    channels: Channels,
+}
+
+#[async_trait::async_trait(?Send)]
+impl Feed for WebSocket {
+    fn options(&self, channel: &str) -> String {
+        format!(
+            "connector = 'websocket', endpoint = '{}/{channel}', format = 'json'",
+            self.base
+        )
+    }
+
+    async fn publish(&mut self, channel: &str, payload: &str) {
+        let _ = self.channels.sender(channel).send(payload.to_string());
+    }
+}
+
+#[tokio::test]
+async fn websocket_previews_equal_the_batch_answer() {
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+    let channels = Channels::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("ws://{}", listener.local_addr().unwrap());
+    let served = channels.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let channels = served.clone();
+            tokio::spawn(async move {
+                let mut path = String::new();
+                let Ok(mut socket) =
+                    tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
+                        path = req.uri().path().trim_start_matches('/').to_string();
+                        Ok(resp)
+                    })
+                    .await
+                else {
+                    return;
+                };
+                let mut records = Box::pin(tokio_stream_of(channels.sender(&path).subscribe()));
+                while let Some(p) = records.next().await {
+                    if socket.send(Message::text(p)).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    check_connector("websocket", &mut WebSocket { base, channels }).await;
+}
