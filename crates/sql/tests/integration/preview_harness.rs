@@ -418,3 +418,89 @@ async fn websocket_previews_equal_the_batch_answer() {
     });
     check_connector("websocket", &mut WebSocket { base, channels }).await;
 }
+
+/// RabbitMQ streams, published through the management API, read from the first offset.
+struct RabbitMq;
+
+#[async_trait::async_trait(?Send)]
+impl Feed for RabbitMq {
+    fn options(&self, channel: &str) -> String {
+        format!(
+            "connector = 'rabbitmq', host = '127.0.0.1', stream = '{channel}', type = 'source', 'source.offset' = 'first', format = 'json'"
+        )
+    }
+
+    async fn prepare(&mut self, channel: &str) {
+        crate::connection_tests::rabbitmq_stream(channel, &[]).await;
+    }
+
+    async fn publish(&mut self, channel: &str, payload: &str) {
+        let routed = crate::connection_tests::rabbitmq_api(
+            reqwest::Method::POST,
+            "exchanges/%2F/amq.default/publish",
+            serde_json::json!({"properties": {}, "routing_key": channel, "payload": payload, "payload_encoding": "string"}),
+        )
+        .await;
+        assert!(routed.contains("true"), "{routed}");
+    }
+}
+
+#[tokio::test]
+async fn rabbitmq_previews_equal_the_batch_answer() {
+    check_connector("rabbitmq", &mut RabbitMq).await;
+}
+
+/// An endpoint polled every 10 ms whose body is the latest record published; only
+/// changed bodies are read. Its first body is the first record.
+struct Polling {
+    base: String,
+    bodies: Arc<Mutex<HashMap<String, String>>>,
+}
+
+#[async_trait::async_trait(?Send)]
+impl Feed for Polling {
+    fn options(&self, channel: &str) -> String {
+        format!(
+            "connector = 'polling_http', endpoint = '{}/poll/{channel}', poll_interval_ms = '10', emit_behavior = 'changed', format = 'json'",
+            self.base
+        )
+    }
+
+    async fn prepare(&mut self, channel: &str) {
+        self.bodies
+            .lock()
+            .unwrap()
+            .insert(channel.to_string(), payload(RECORDS[0]));
+    }
+
+    async fn publish(&mut self, channel: &str, payload: &str) {
+        self.bodies
+            .lock()
+            .unwrap()
+            .insert(channel.to_string(), payload.to_string());
+    }
+}
+
+#[tokio::test]
+async fn polling_http_previews_equal_the_batch_answer() {
+    use axum::extract::{Path, State};
+    type Bodies = Arc<Mutex<HashMap<String, String>>>;
+    let bodies: Bodies = Arc::default();
+    let app = axum::Router::new()
+        .route(
+            "/poll/{channel}",
+            axum::routing::get(
+                |State(bodies): State<Bodies>, Path(channel): Path<String>| async move {
+                    bodies
+                        .lock()
+                        .unwrap()
+                        .get(&channel)
+                        .cloned()
+                        .unwrap_or_default()
+                },
+            ),
+        )
+        .with_state(bodies.clone());
+    let base = crate::connection_tests::serve(app).await;
+    check_connector("polling_http", &mut Polling { base, bodies }).await;
+}
