@@ -1190,7 +1190,11 @@ async fn nats_streams_and_subjects_against_the_local_server() {
 }
 
 /// The local RabbitMQ's management API (enabled by .ci/run), as guest.
-pub(crate) async fn rabbitmq_api(method: reqwest::Method, path: &str, body: serde_json::Value) -> String {
+pub(crate) async fn rabbitmq_api(
+    method: reqwest::Method,
+    path: &str,
+    body: serde_json::Value,
+) -> String {
     let response = reqwest::Client::new()
         .request(method, format!("http://127.0.0.1:15672/api/{path}"))
         .basic_auth("guest", Some("guest"))

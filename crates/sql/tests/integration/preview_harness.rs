@@ -4,7 +4,7 @@
 //! come. One harness drives each connector's real service (publish, wait, publish) and
 //! compares, for each query shape (a plain LIMIT, a selective WHERE with a LIMIT, a
 //! tumbling and a session window over a watermark with late records, an aggregate under
-//! `preview.max_rows`), the preview's rows with those of the same query over a
+//! `preview.max_rows`, a lookup join with a Redis table), the preview's rows with those of the same query over a
 //! `single_file` table holding the records in the same order.
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
@@ -45,12 +45,17 @@ const COLUMNS: &str =
 /// (in arrival order) its answer needs.
 struct Case {
     name: &'static str,
+    /// Statements run first: settings, lookup tables.
     settings: &'static str,
     sql: &'static str,
     needs: usize,
 }
 
-const CASES: [Case; 5] = [
+/// A Redis lookup table whose keys [`lookup_keys`] sets.
+const NAMES: &str = "CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://127.0.0.1:6379', validate = false); \
+     CREATE TEMPORARY TABLE names (k TEXT METADATA FROM 'key' PRIMARY KEY, name TEXT) WITH (connector = 'redis', connection_profile = 'r', format = 'json')";
+
+const CASES: [Case; 6] = [
     Case {
         name: "limit",
         settings: "",
@@ -83,7 +88,43 @@ const CASES: [Case; 5] = [
         sql: "SELECT k, count(*) AS n, sum(v) AS s FROM {t} GROUP BY k ORDER BY k",
         needs: 8,
     },
+    Case {
+        name: "lookup_join",
+        settings: NAMES,
+        sql: "SELECT t.k, t.v, n.name FROM {t} t LEFT JOIN names n ON concat('{prefix}', t.k) = n.k LIMIT 4",
+        // a1 Ann, b5 Bob, c6 (no name), b2 Bob
+        needs: 5,
+    },
 ];
+
+/// The Redis keys prefix of this process's lookups.
+fn lookup_prefix() -> String {
+    format!("harness:{}:", std::process::id())
+}
+
+/// Set the lookup table's rows: `a` is Ann, `b` is Bob, `c` has none.
+async fn lookup_keys() {
+    let client = redis::Client::open("redis://127.0.0.1:6379").unwrap();
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap_or_else(|e| panic!("is redis-server running on 127.0.0.1:6379? {e}"));
+    for (k, name) in [("a", "Ann"), ("b", "Bob")] {
+        let _: () = redis::cmd("SET")
+            .arg(format!("{}{k}", lookup_prefix()))
+            .arg(format!(r#"{{"name": "{name}"}}"#))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+}
+
+/// `sql` with its table and lookup prefix filled in.
+fn query_of(case: &Case, table: &str) -> String {
+    case.sql
+        .replace("{t}", table)
+        .replace("{prefix}", &lookup_prefix())
+}
 
 /// How a connector's service receives records.
 #[async_trait::async_trait(?Send)]
@@ -106,6 +147,10 @@ async fn batch_answers(dir: &std::path::Path) -> Vec<String> {
     let mut out = Vec::new();
     for case in &CASES {
         let s = Session::new(Arc::new(OverlayStore::in_memory()));
+        // One stream, so the records keep their order as a live source delivers them.
+        s.execute("SET datafusion.execution.target_partitions = 1")
+            .await
+            .unwrap();
         s.execute(&format!(
             "CREATE TABLE b ({COLUMNS}) WITH (connector = 'single_file', path = '{}', type = 'source', format = 'json')",
             file.display()
@@ -115,7 +160,7 @@ async fn batch_answers(dir: &std::path::Path) -> Vec<String> {
         if !case.settings.is_empty() {
             s.execute(case.settings).await.unwrap();
         }
-        out.push(table(&s, &case.sql.replace("{t}", "b")).await);
+        out.push(table(&s, &query_of(case, "b")).await);
     }
     out
 }
@@ -124,6 +169,7 @@ async fn batch_answers(dir: &std::path::Path) -> Vec<String> {
 /// time from the last record it needs to its answer.
 async fn check_connector(connector: &str, feed: &mut dyn Feed) {
     let dir = tempfile::tempdir().unwrap();
+    lookup_keys().await;
     let expected = batch_answers(dir.path()).await;
     for (case, expected) in CASES.iter().zip(expected) {
         let channel = format!("harness-{connector}-{}-{}", case.name, std::process::id());
@@ -138,7 +184,7 @@ async fn check_connector(connector: &str, feed: &mut dyn Feed) {
         if !case.settings.is_empty() {
             s.execute(case.settings).await.unwrap();
         }
-        let sql = case.sql.replace("{t}", "t");
+        let sql = query_of(case, "t");
         let query = {
             let s = s.clone();
             tokio::spawn(async move {
