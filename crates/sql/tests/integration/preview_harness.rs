@@ -550,3 +550,92 @@ async fn polling_http_previews_equal_the_batch_answer() {
     let base = crate::connection_tests::serve(app).await;
     check_connector("polling_http", &mut Polling { base, bodies }).await;
 }
+
+/// Files are the batch side; a directory read by `filesystem` gives the same answers as
+/// the one file read by `single_file`.
+#[tokio::test]
+async fn filesystem_reads_equal_the_single_file_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    lookup_keys().await;
+    let expected = batch_answers(dir.path()).await;
+    let records = dir.path().join("records");
+    std::fs::create_dir(&records).unwrap();
+    std::fs::copy(dir.path().join("records.json"), records.join("part-0.json")).unwrap();
+    for (case, expected) in CASES.iter().zip(expected) {
+        let s = Session::new(Arc::new(OverlayStore::in_memory()));
+        s.execute("SET datafusion.execution.target_partitions = 1")
+            .await
+            .unwrap();
+        s.execute(&format!(
+            "CREATE TABLE f ({COLUMNS}) WITH (connector = 'filesystem', path = '{}', type = 'source', format = 'json')",
+            records.display()
+        ))
+        .await
+        .unwrap();
+        s.execute(case.settings).await.unwrap();
+        assert_eq!(
+            table(&s, &query_of(case, "f")).await,
+            expected,
+            "{}",
+            case.name
+        );
+    }
+}
+
+/// All of a query's rows, read as they stream, as a pretty table.
+async fn streamed(s: &Session, sql: &str) -> String {
+    let mut stream = s.sql(sql).await.unwrap().execute_stream().await.unwrap();
+    let mut batches = Vec::new();
+    while let Some(b) = stream.next().await {
+        batches.push(b.unwrap());
+    }
+    datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string()
+}
+
+/// Generators: a query's rows streamed equal its rows gathered, and a selective read of
+/// a slow generator answers within a second of the row it needs being generated.
+#[tokio::test]
+async fn generator_previews_stream_what_they_gather_and_answer_promptly() {
+    let s = Session::new(Arc::new(OverlayStore::in_memory()));
+    s.execute(
+        "CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '50'); \
+         CREATE TABLE slow WITH (connector = 'impulse', event_rate = 10)",
+    )
+    .await
+    .unwrap();
+    for sql in [
+        "SELECT counter FROM counted WHERE counter % 7 = 3 LIMIT 4",
+        "SELECT counter % 3 AS r, count(*) AS n FROM counted GROUP BY r ORDER BY r",
+    ] {
+        assert_eq!(streamed(&s, sql).await, table(&s, sql).await, "{sql}");
+    }
+    // Counter 5 is generated at 0.5 s; its answer must not wait for more.
+    let started = Instant::now();
+    let rows = table(&s, "SELECT counter FROM slow WHERE counter % 3 = 2 LIMIT 2").await;
+    assert!(
+        rows.contains("| 2       |") && rows.contains("| 5       |"),
+        "{rows}"
+    );
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+
+    s.execute("CREATE TABLE bids WITH (connector = 'nexmark', event_rate = 20)")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let rows = table(
+        &s,
+        "SELECT bid.auction FROM bids WHERE bid IS NOT NULL LIMIT 3",
+    )
+    .await;
+    assert_eq!(
+        rows.lines().filter(|l| l.starts_with("| ")).count(),
+        4,
+        "{rows}"
+    );
+    // Most Nexmark events are bids: three come within a second at 20 events a second.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
