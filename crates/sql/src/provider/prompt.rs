@@ -42,7 +42,7 @@ impl PhysicalOptimizerRule for PromptRows {
         if !reads_live_source(&plan)? {
             return Ok(plan);
         }
-        let batch_size = usize::from(config.execution.batch_size.clone());
+        let batch_size = usize::from(config.execution.batch_size);
         plan.transform_up(|node| prompt(node, batch_size))
             .map(|t| t.data)
     }

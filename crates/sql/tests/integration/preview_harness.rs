@@ -32,10 +32,7 @@ const RECORDS: [(&str, i64, u32); 8] = [
 ];
 
 fn payload((k, v, ts): (&str, i64, u32)) -> String {
-    format!(
-        r#"{{"k": "{k}", "v": {v}, "ts": "2026-01-01T00:00:{ts:02}Z"}}"#,
-        ts = ts
-    )
+    format!(r#"{{"k": "{k}", "v": {v}, "ts": "2026-01-01T00:00:{ts:02}Z"}}"#)
 }
 
 const COLUMNS: &str =
@@ -477,6 +474,8 @@ impl Feed for WebSocket {
     }
 }
 
+// The handshake callback's error type is tungstenite's, whatever its size.
+#[allow(clippy::result_large_err)]
 #[tokio::test]
 async fn websocket_previews_equal_the_batch_answer() {
     use tokio_tungstenite::tungstenite::Message;
