@@ -357,10 +357,30 @@ impl ConnectionTable {
             self.virtual_columns.iter().map(|v| v.position).collect();
         let mut next = 0usize;
         let inferred = self.schema.inferred == Some(true);
+        // What a schema document gave comes from it again through `*`; what a connector
+        // supplies (impulse, nexmark) is left out: the statement reads back either way
+        // (nested `NOT NULL` fields have no SQL spelling).
+        let origin = |name: &str| self.schema.column_origins.get(name).map(String::as_str);
+        let mut star = false;
         if !inferred || !self.virtual_columns.is_empty() {
             for f in &self.schema.fields {
                 while virtual_positions.contains(&next) {
                     next += 1;
+                }
+                match origin(&f.name) {
+                    Some("connector") => {
+                        next += 1;
+                        continue;
+                    }
+                    Some("JSON schema" | "Avro schema" | "Protobuf message" | "schema registry") => {
+                        if !star {
+                            star = true;
+                            columns.push((next, "*".into()));
+                        }
+                        next += 1;
+                        continue;
+                    }
+                    _ => {}
                 }
                 let mut line = format!("{} {}", quote_ident(&f.name), f.field_type.sql_name());
                 if f.required {
