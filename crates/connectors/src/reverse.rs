@@ -34,6 +34,18 @@ impl ConfigOptions {
     }
 }
 
+/// Whether the value given for `spec`'s key came from `spec`'s own place: a key that two
+/// variants place differently (NATS's `subject`) speaks for the variant whose pointer
+/// held it. A value given SQL-style at the top level speaks for every variant.
+fn supplied_by(spec: &OptionSpec, origins: &BTreeMap<String, String>) -> bool {
+    match (&spec.target, origins.get(spec.key)) {
+        (Target::Pointer(pointer), Some(origin)) if *origin != format!("/{}", escape(spec.key)) => {
+            origin == pointer
+        }
+        _ => true,
+    }
+}
+
 /// The WITH options a JSON `config` stands for, by the connector's `specs`.
 pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOptions {
     let mut out = ConfigOptions::default();
@@ -144,10 +156,16 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
                         s.when
                             .is_some_and(|c| c.key == spec.key && c.values.contains(value))
                     })
-                    .filter(|s| given.contains_key(s.key))
+                    .filter(|s| given.contains_key(s.key) && supplied_by(s, &out.origins))
                     .count();
+                // An empty object chooses its variant (`"type": {}` for a source); one with
+                // settings in it is chosen by those settings.
                 let created = spec.creates.iter().any(|(v, pointer)| {
-                    v == value && config.pointer(pointer).is_some_and(Value::is_object)
+                    v == value
+                        && config
+                            .pointer(pointer)
+                            .and_then(Value::as_object)
+                            .is_some_and(serde_json::Map::is_empty)
                 });
                 (settings + usize::from(created), *value)
             })

@@ -82,11 +82,9 @@ impl TributaryDb {
             }
             let copy_name = "roundtrip_copy";
             let copy_sql = renamed(&shown, &t.name, copy_name);
-            let scratch = Session::with_context(
-                context(),
-                Arc::new(OverlayStore::over(self.store.clone())),
-            )
-            .offline();
+            let scratch =
+                Session::with_context(context(), Arc::new(OverlayStore::over(self.store.clone())))
+                    .offline();
             scratch.execute(&copy_sql).await.map_err(|e| {
                 EngineError::Engine(format!(
                     "SHOW CREATE TABLE {} does not read back: {e}\n{shown}",

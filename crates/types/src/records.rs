@@ -372,7 +372,9 @@ impl ConnectionTable {
                         next += 1;
                         continue;
                     }
-                    Some("JSON schema" | "Avro schema" | "Protobuf message" | "schema registry") => {
+                    Some(
+                        "JSON schema" | "Avro schema" | "Protobuf message" | "schema registry",
+                    ) => {
                         if !star {
                             star = true;
                             columns.push((next, "*".into()));

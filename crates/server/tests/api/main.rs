@@ -11,4 +11,5 @@ mod contract;
 mod guards;
 mod lifecycle;
 mod openapi;
+mod roundtrip;
 mod streaming;

@@ -52,6 +52,32 @@ pub struct ConnectionTablePost {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub validate: Option<Value>,
+    /// Computed columns as a table's view shows them (`name`, `sql_name`, `expression`,
+    /// `position`, `stored`), so a table read with GET posts back whole. Beyond Arroyo.
+    #[serde(default)]
+    pub virtual_columns: Vec<VirtualColumnPost>,
+    /// The event-time column and its watermark as a table's view shows them (the same as
+    /// `schema.watermark`, which wins when both are given). Beyond Arroyo.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub watermark: Option<tributary_types::Watermark>,
+}
+
+/// A computed column in a table body.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct VirtualColumnPost {
+    /// The column's name.
+    pub name: String,
+    /// Its SQL type (`DOUBLE`).
+    pub sql_name: String,
+    /// The SQL expression over the table's other columns.
+    pub expression: String,
+    /// Its place among the columns; after the others when not given.
+    #[serde(default)]
+    pub position: Option<usize>,
+    /// `STORED`.
+    #[serde(default)]
+    pub stored: bool,
 }
 
 /// `PATCH /connection_profiles/{id}`: the options to change, as `ALTER CONNECTION

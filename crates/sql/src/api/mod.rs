@@ -20,6 +20,7 @@ mod views;
 pub use bodies::{
     ConnectionProfilePatch, ConnectionProfilePost, ConnectionTablePatch, ConnectionTablePost,
     PaginationQueryParams, SchemaInferPost, SchemaPost, SqlPost, Udf, ValidateQueryPost,
+    VirtualColumnPost,
 };
 pub use error::{ApiDiagnostic, ApiError, ApiStatus, ErrorResp};
 pub use governed::admit;
@@ -37,6 +38,7 @@ pub use tables::{
     create_sql, create_table, delete_table, find_table, get_table, list_tables, patch_table,
     table_body_sql,
 };
+pub(crate) use views::with_table_options;
 pub use views::{
     ConnectionAutocompleteResp, ConnectionProfileCollection, ConnectionProfileView,
     ConnectionTableCollection, ConnectionTableView, ConnectorCollection, ConnectorView,

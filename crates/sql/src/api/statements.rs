@@ -70,6 +70,13 @@ pub(crate) fn config_path(options: &ConfigOptions, key: &str) -> String {
 
 fn json_option(v: &serde_json::Value) -> Option<OptionValue> {
     Some(match v {
+        // `"INTERVAL '1' MINUTE"`, as a table's view shows an interval option.
+        serde_json::Value::String(s)
+            if s.trim_start().to_ascii_uppercase().starts_with("INTERVAL ")
+                && tributary_types::parse_interval_micros(s).is_ok() =>
+        {
+            OptionValue::Interval(s.trim().to_string())
+        }
         serde_json::Value::String(s) => OptionValue::String(s.clone()),
         serde_json::Value::Number(n) => OptionValue::Number(n.to_string()),
         serde_json::Value::Bool(b) => OptionValue::Bool(*b),
@@ -170,6 +177,25 @@ pub fn table_parts(
     );
     if let Some(schema) = schema {
         set_schema(&mut parts, schema, read_only);
+        // A connector that supplies its own columns (impulse, nexmark) takes none from the
+        // body: the fields a GET shows are its own, and nested `NOT NULL` fields have no
+        // SQL spelling.
+        let fixed = registry()
+            .get(connector)
+            .is_some_and(|e| e.connector.fixed_schema().is_some());
+        if fixed {
+            parts
+                .columns
+                .retain(|(_, origin)| origin == crate::sql_text::VIRTUAL_COLUMNS);
+        }
+    }
+    // A lookup table is written `CREATE TEMPORARY TABLE`, as SQL declares one.
+    if parts
+        .options
+        .iter()
+        .any(|(k, v, _)| k == "type" && v.as_text() == "lookup")
+    {
+        parts.temporary = true;
     }
     if let Some(v) = validate.and_then(json_option) {
         parts
@@ -177,6 +203,24 @@ pub fn table_parts(
             .push(("validate".into(), v, "/validate".into()));
     }
     (parts, options)
+}
+
+/// Put each computed column of a body at its place among the columns (after them when
+/// it names none, or names one past them).
+fn add_virtual_columns(parts: &mut TableParts, columns: &[super::bodies::VirtualColumnPost]) {
+    for (i, v) in columns.iter().enumerate() {
+        let stored = if v.stored { " STORED" } else { "" };
+        let line = format!(
+            "{} {} GENERATED ALWAYS AS ({}){stored}",
+            ident(&v.name),
+            v.sql_name,
+            v.expression
+        );
+        let at = v.position.unwrap_or(usize::MAX).min(parts.columns.len());
+        parts
+            .columns
+            .insert(at, (line, format!("/virtual_columns/{i}")));
+    }
 }
 
 /// `CREATE TABLE` for a table body.
@@ -187,10 +231,12 @@ pub fn table_statement(
     config: &serde_json::Value,
     schema: Option<&SchemaPost>,
     validate: Option<&serde_json::Value>,
+    virtual_columns: &[super::bodies::VirtualColumnPost],
 ) -> WrittenStatement {
     let mut read_only = Vec::new();
-    let (parts, options) =
+    let (mut parts, options) =
         table_parts(connector, profile, config, schema, validate, &mut read_only);
+    add_virtual_columns(&mut parts, virtual_columns);
     let mut s = parts.statement(name);
     s.ignore_config(&options);
     s.read_only = read_only;
@@ -372,6 +418,7 @@ mod tests {
             &json!({"topic": "orders", "type": "source", "source.offset": "latest"}),
             schema.as_ref(),
             None,
+            &[],
         );
         assert_eq!(
             s.sql,
@@ -409,6 +456,7 @@ mod tests {
             &json!({"topic": "a", "__meta": {"x": 1}, "name": "t", "event_time_field": "ts"}),
             schema.as_ref(),
             Some(&json!("connect")),
+            &[],
         );
         assert!(s.sql.contains("\"value\" TEXT NOT NULL,\n  \"Offset\" BIGINT METADATA FROM 'offset',\n  PRIMARY KEY (\"value\")"), "{}", s.sql);
         assert!(s.sql.contains("'event_time_field' = 'ts'"), "{}", s.sql);

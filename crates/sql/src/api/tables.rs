@@ -170,7 +170,7 @@ pub(crate) fn body_statement(
         session.store().as_ref(),
         post.connection_profile_id.as_deref(),
     )?;
-    let parsed;
+    let mut parsed;
     let schema = match schema_override {
         Some(s) => Some(s),
         None => {
@@ -178,6 +178,11 @@ pub(crate) fn body_statement(
                 Some(v) => SchemaPost::from_value(v, "schema")?,
                 None => None,
             };
+            if let Some(s) = parsed.as_mut()
+                && s.watermark.is_none()
+            {
+                s.watermark = post.watermark.clone();
+            }
             parsed.as_ref()
         }
     };
@@ -192,6 +197,7 @@ pub(crate) fn body_statement(
         } else {
             None
         },
+        &post.virtual_columns,
     ))
 }
 

@@ -157,7 +157,7 @@ impl ConnectionTableView {
             connector: t.connector.clone(),
             connection_profile: profile.map(ConnectionProfileView::of),
             table_type: t.connection_type.as_str().into(),
-            config: redact_config(&t.connector, ConfigKind::Table, &t.config),
+            config: table_config(t),
             virtual_columns: t
                 .virtual_columns
                 .iter()
@@ -166,6 +166,8 @@ impl ConnectionTableView {
                         "name": v.name,
                         "sql_name": v.field_type.sql_name(),
                         "expression": v.expression,
+                        "position": v.position,
+                        "stored": v.stored,
                     })
                 })
                 .collect(),
@@ -186,6 +188,36 @@ impl ConnectionTableView {
             warnings: vec![],
         }
     }
+}
+
+/// Options of a table that neither its config nor its schema carries; the view shows
+/// them in `config` under their SQL keys, which a POST of the same body takes back.
+const OPTIONS_IN_CONFIG: &[&str] = &["lookup.cache.max_bytes", "lookup.cache.ttl", "idle_micros"];
+
+/// A table's config as shown: Arroyo's JSON, secrets redacted, with [`OPTIONS_IN_CONFIG`].
+fn table_config(t: &ConnectionTable) -> Value {
+    let config = redact_config(&t.connector, ConfigKind::Table, &t.config);
+    with_table_options(config, t, true)
+}
+
+/// `config` with the table's [`OPTIONS_IN_CONFIG`] under their SQL keys; `redacted`
+/// for an answer, not for a push (which sends settings as written).
+pub(crate) fn with_table_options(mut config: Value, t: &ConnectionTable, redacted: bool) -> Value {
+    if let Some(map) = config.as_object_mut() {
+        for o in t
+            .options
+            .iter()
+            .filter(|o| OPTIONS_IN_CONFIG.contains(&o.key.as_str()))
+        {
+            let value = if redacted {
+                o.printable_value()
+            } else {
+                o.value.clone()
+            };
+            map.insert(o.key.clone(), option_json(&value));
+        }
+    }
+    config
 }
 
 /// A schema in Arroyo's shape: every field carries its `sql_name`; Tributary's own

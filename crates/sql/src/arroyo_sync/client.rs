@@ -45,6 +45,12 @@ pub(crate) struct RemoteTable {
     pub(crate) config: Value,
     #[serde(default)]
     pub(crate) schema: Value,
+    /// Generated columns (a Tributary server shows them; Arroyo does not).
+    #[serde(default)]
+    pub(crate) virtual_columns: Vec<crate::api::VirtualColumnPost>,
+    /// The watermark (likewise).
+    #[serde(default)]
+    pub(crate) watermark: Option<tributary_types::Watermark>,
 }
 
 #[derive(Deserialize)]

@@ -146,6 +146,8 @@ async fn pull_table(
         config,
         schema: (!t.schema.is_null()).then(|| t.schema.clone()),
         validate: None,
+        virtual_columns: t.virtual_columns.clone(),
+        watermark: t.watermark.clone(),
     };
     Ok(match crate::api::create_table(session, &post).await {
         Ok(made) => (

@@ -73,13 +73,24 @@ pub async fn push(
         };
         let notes = beyond_arroyo(t);
         let schema = schema_view(&t.schema);
-        let body = json!({
+        // The options Arroyo's config has no place for ride in it under their SQL keys,
+        // and generated columns and the watermark beside it, as the table's view shows
+        // them: a Tributary server takes them all back.
+        let config = crate::api::with_table_options(t.config.clone(), t, false);
+        let view = crate::api::ConnectionTableView::of(t, None);
+        let mut body = json!({
             "name": t.name,
             "connector": t.connector,
             "connection_profile_id": remote_profile,
-            "config": t.config,
+            "config": config,
             "schema": schema,
         });
+        if !t.virtual_columns.is_empty() {
+            body["virtual_columns"] = json!(view.virtual_columns);
+        }
+        if let Some(w) = &view.watermark {
+            body["watermark"] = w.clone();
+        }
         let outcome = match remote_by_name.get(&t.name.to_lowercase()) {
             Some(there) => {
                 let there_profile = there.connection_profile.as_ref().map(|p| {
@@ -92,7 +103,7 @@ pub async fn push(
                     &TableShape {
                         connector: &t.connector,
                         profile: profile_name,
-                        config: &t.config,
+                        config: &config,
                         schema: &schema,
                     },
                     &TableShape {

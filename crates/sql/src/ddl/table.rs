@@ -85,7 +85,11 @@ pub(crate) fn build_table(
     }
     let watermark_field = take_or_report(opts.take_field("watermark_field"), &mut diags);
     let idle_micros = take_or_report(opts.take_i64("idle_micros"), &mut diags).map(|(v, _)| v);
-    lookup_cache_options(stmt.temporary, &mut opts, &mut diags);
+    let lookup = stmt.temporary
+        || opts
+            .peek("type")
+            .is_some_and(|o| o.value.as_text() == "lookup");
+    lookup_cache_options(lookup, &mut opts, &mut diags);
     // A temporary table is a lookup table; `type` may say so but nothing else.
     if stmt.temporary
         && let Some(o) = opts.peek("type")
@@ -100,8 +104,8 @@ pub(crate) fn build_table(
                     )
                     .with_code(codes::INVALID_OPTION),
             );
+            opts.take("type");
         }
-        opts.take("type");
     }
     // Connectors without a `type` option still accept the one role they play.
     let declared_type = if stmt.temporary || has_type_option(entry) {
