@@ -687,3 +687,36 @@ fn check_notes_that_a_preview_of_an_endless_read_would_not_finish() {
         text(&bounded.stderr)
     );
 }
+
+/// `check` runs nothing, so a permission only running needs is a note there: an INSERT
+/// into a local file sink checks clean, and `run` without --allow-file-writes refuses it.
+#[test]
+fn check_notes_what_only_running_needs_and_run_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let create = format!(
+        "CREATE TABLE outf (a BIGINT) WITH (connector = 'filesystem', type = 'sink', path = '{}', format = 'json')",
+        out_dir.display()
+    );
+    let out = tributary(&catalog, &["run", "-c", &create], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sql = "INSERT INTO outf SELECT 1";
+    let checked = tributary(&catalog, &["check", "-c", sql], None);
+    let err = text(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with("note: running it needs --allow-file-writes: INSERT INTO table 'outf' would write files on this machine, which this session does not allow\n"),
+        "{err}"
+    );
+    let ran = tributary(&catalog, &["run", "-c", sql], None);
+    assert_eq!(ran.status.code(), Some(1));
+    assert!(
+        text(&ran.stderr)
+            .starts_with("error: INSERT INTO table 'outf' would write files on this machine"),
+        "{}",
+        text(&ran.stderr)
+    );
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
+}

@@ -35,6 +35,28 @@ pub(crate) fn check_plan(plan: &LogicalPlan, span: Span, file_writes: bool) -> V
     out
 }
 
+/// What `check` says of a plan that would write files on this machine when the session
+/// may not: running it needs the permission, checking it does not. Notes, one per
+/// refusal a run would meet.
+pub(crate) fn file_write_notes(plan: &LogicalPlan, span: Span) -> Vec<Diagnostic> {
+    let refused = plan_violations(plan, span, false);
+    let allowed = plan_violations(plan, span, true);
+    refused
+        .into_iter()
+        .filter(|d| !allowed.iter().any(|a| a.message == d.message))
+        .map(|d| {
+            let mut note = Diagnostic::note(format!(
+                "running it needs --allow-file-writes: {}",
+                d.message
+            ));
+            note.span = d.span;
+            note.help = d.help;
+            note.code = Some(tributary_types::codes::FORBIDDEN);
+            note
+        })
+        .collect()
+}
+
 fn plan_violations(plan: &LogicalPlan, span: Span, file_writes: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut allowed_lookups: Vec<usize> = Vec::new();

@@ -29,7 +29,7 @@ mod writing;
 
 pub(crate) use bounds::unbounded_reads;
 pub use catalog::{SessionShared, TributaryCatalogProvider, TributarySchemaProvider};
-pub(crate) use checks::check_plan;
+pub(crate) use checks::{check_plan, file_write_notes};
 pub use lookup::{LookupJoin, LookupJoins};
 pub use lookup_exec::{LookupJoinExec, TributaryQueryPlanner};
 pub use prompt::PromptRows;

@@ -29,11 +29,13 @@ impl Session {
         let span = stmt.span;
         self.sync_functions(span)?;
         let state = self.ctx.state();
+        // `check` runs nothing: what only running needs (writing files here) is a note.
+        let file_writes = self.file_writes || mode == Mode::Check;
         let Planned {
             plan,
             target,
             _inferred: _guard,
-        } = self.plan_query(stmt, &state).await?;
+        } = self.plan_query_with(stmt, &state, file_writes).await?;
         if let Some(written) = self.write_script_table(&plan, span) {
             return written;
         }
@@ -43,10 +45,11 @@ impl Session {
             // normal life, so only a query run here must be bounded.
             let physical = crate::deep::block_on_deep(state.create_physical_plan(&plan))
                 .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
-            return Ok(Reply::done(
-                "PLANNED",
-                preview_notes(&physical, &state, span),
-            ));
+            let mut notes = preview_notes(&physical, &state, span);
+            if !self.file_writes {
+                notes.extend(crate::provider::file_write_notes(&plan, span));
+            }
+            return Ok(Reply::done("PLANNED", notes));
         }
         let df = self
             .ctx
@@ -103,6 +106,16 @@ impl Session {
         stmt: &ParsedStatement,
         state: &SessionState,
     ) -> Result<Planned, Vec<Diagnostic>> {
+        self.plan_query_with(stmt, state, self.file_writes).await
+    }
+
+    /// [`Self::plan_query`], judging file writes as allowed or not by `file_writes`.
+    async fn plan_query_with(
+        &self,
+        stmt: &ParsedStatement,
+        state: &SessionState,
+        file_writes: bool,
+    ) -> Result<Planned, Vec<Diagnostic>> {
         let span = stmt.span;
         let store = self.shared.store.as_ref();
         let target = crate::deep::block_on_deep(insert_target(&stmt.text, store, state, span))?;
@@ -123,7 +136,7 @@ impl Session {
                 ]);
             }
         };
-        let mut problems = check_plan(&plan, span, self.file_writes);
+        let mut problems = check_plan(&plan, span, file_writes);
         if problems.is_empty() {
             let at = StatementText {
                 text: &stmt.text,
