@@ -24,31 +24,74 @@ pub(super) fn fixed_schema(
             .iter()
             .map(|f| (f.name.clone(), f.field_type.clone(), f.required))
             .collect();
-        if declared != expected || !cols.declared_types.is_empty() {
-            let list: Vec<String> = fixed
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {}{}",
-                        f.name,
-                        f.field_type,
-                        if f.required { " NOT NULL" } else { "" }
-                    )
-                })
-                .collect();
+        if declared == expected && cols.declared_types.is_empty() {
+            // Exactly the connector's columns: nothing to say.
+        } else if cols.declared_types.is_empty() && same_columns(&declared, &expected) {
+            // Arroyo's documentation declares impulse's columns `BIGINT UNSIGNED`: the
+            // connector's own columns, in a compatible type, are its schema.
+            diags.push(
+                Diagnostic::note(format!(
+                    "table '{}' takes the columns of connector '{id}' as it supplies them: {}",
+                    stmt.name.value,
+                    schema_list(&fixed)
+                ))
+                .with_span(stmt.columns[0].span)
+                .with_help("Omit the column list; the connector supplies its schema.")
+                .with_code(tributary_types::codes::ADVICE),
+            );
+        } else {
             diags.push(
                 Diagnostic::error(format!(
                     "the columns of table '{}' do not match the fixed schema of connector '{id}'",
                     stmt.name.value
                 ))
                 .with_span(stmt.columns[0].span)
-                .with_note(format!("its schema is: {}", list.join(", ")))
+                .with_note(format!("its schema is: {}", schema_list(&fixed)))
                 .with_help("Omit the column list; the connector supplies its schema.")
                 .with_code(tributary_types::codes::INVALID_SCHEMA),
             );
         }
     }
     cols.set_fields(fixed, "connector");
+}
+
+/// `counter BIGINT NOT NULL, subtask_index BIGINT NOT NULL`.
+fn schema_list(fields: &[SourceField]) -> String {
+    let list: Vec<String> = fields
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}{}",
+                f.name,
+                f.field_type,
+                if f.required { " NOT NULL" } else { "" }
+            )
+        })
+        .collect();
+    list.join(", ")
+}
+
+/// Whether `declared` names the connector's columns, in order, each in a type of the same
+/// family (integers of any width and sign, floating point), whatever its nullability.
+fn same_columns(
+    declared: &[(String, FieldType, bool)],
+    expected: &[(String, FieldType, bool)],
+) -> bool {
+    let family = |t: &FieldType| match t {
+        FieldType::Int32 | FieldType::Int64 | FieldType::Uint32 | FieldType::Uint64 => {
+            Some("integer")
+        }
+        FieldType::Float32 | FieldType::Float64 => Some("float"),
+        _ => None,
+    };
+    declared.len() == expected.len()
+        && declared
+            .iter()
+            .zip(expected)
+            .all(|((dn, dt, _), (en, et, _))| {
+                dn.eq_ignore_ascii_case(en)
+                    && (dt == et || (family(dt).is_some() && family(dt) == family(et)))
+            })
 }
 
 /// A source without declared physical columns: formats that read the whole message as
