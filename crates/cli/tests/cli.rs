@@ -720,3 +720,53 @@ fn check_notes_what_only_running_needs_and_run_refuses_it() {
     );
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
 }
+
+/// `check` judges a pipeline as Arroyo plans it, every source a stream, files included:
+/// an updating join of two file sources, and a join of two unwindowed file streams
+/// without an equality, are refused; `run` previews both, a finite file being a table.
+#[test]
+fn check_judges_file_sources_as_streams_and_run_previews_them_as_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    let file = dir.path().join("events.json");
+    std::fs::write(
+        &file,
+        "{\"k\": \"a\", \"ts\": \"2026-01-01T00:00:01Z\"}\n{\"k\": \"b\", \"ts\": \"2026-01-01T00:00:02Z\"}\n",
+    )
+    .unwrap();
+    let setup = format!(
+        "CREATE TABLE a (k TEXT, ts TIMESTAMP) WITH (connector = 'single_file', path = '{p}', type = 'source', format = 'json'); \
+         CREATE TABLE b (k TEXT, ts TIMESTAMP) WITH (connector = 'single_file', path = '{p}', type = 'source', format = 'json')",
+        p = file.display()
+    );
+    let out = tributary(&catalog, &["run", "-c", &setup], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (sql, refusal, rows) in [
+        (
+            "SELECT a.k, c.n FROM a JOIN (SELECT k, count(*) AS n FROM b GROUP BY k) c ON a.k = c.k ORDER BY a.k",
+            "error: a join reads an updating input (a non-windowed aggregate)\n",
+            "| a | 1 |\n| b | 1 |",
+        ),
+        (
+            "SELECT a.k AS x, b.k AS y FROM a JOIN b ON a.ts < b.ts",
+            "error: a join of two unbounded, unwindowed inputs has no equality condition\n",
+            "| a | b |",
+        ),
+    ] {
+        let checked = tributary(&catalog, &["check", "-c", sql], None);
+        let err = text(&checked.stderr);
+        assert_eq!(checked.status.code(), Some(1), "{sql}: {err}");
+        assert!(err.starts_with(refusal), "{sql}: {err}");
+        assert!(
+            err.contains("check judges the query as a pipeline"),
+            "{err}"
+        );
+        let ran = tributary(&catalog, &["run", "-c", sql], None);
+        assert!(ran.status.success(), "{sql}: {}", text(&ran.stderr));
+        assert!(
+            text(&ran.stdout).contains(rows),
+            "{sql}: {}",
+            text(&ran.stdout)
+        );
+    }
+}

@@ -22,6 +22,10 @@ const WINDOW_CALLS: [&str; 3] = ["tumble", "hop", "session"];
 pub(crate) struct StatementText<'a> {
     pub text: &'a str,
     pub span: Span,
+    /// Judge the statement as a pipeline, which reads forever: every source table is a
+    /// stream, a bounded file included (`check`, `validate_query`). A preview judges a
+    /// finite source as a finite table.
+    pub pipeline: bool,
 }
 
 impl StatementText<'_> {
@@ -122,7 +126,7 @@ fn stream_of(
                     .get(&t.connector)
                     .is_some_and(|e| e.connector.bounded(&t.config));
                 return Stream {
-                    unbounded: source && !bounded,
+                    unbounded: source && (at.pipeline || !bounded),
                     window: None,
                     updating: source && t.schema.format.as_ref().is_some_and(|f| f.is_updating()),
                 };
@@ -428,6 +432,7 @@ mod tests {
         StatementText {
             text,
             span: Span::new(Location::new(3, 5), Location::new(4, 20)),
+            pipeline: false,
         }
     }
 

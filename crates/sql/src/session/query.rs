@@ -35,7 +35,9 @@ impl Session {
             plan,
             target,
             _inferred: _guard,
-        } = self.plan_query_with(stmt, &state, file_writes).await?;
+        } = self
+            .plan_query_with(stmt, &state, file_writes, mode == Mode::Check)
+            .await?;
         if let Some(written) = self.write_script_table(&plan, span) {
             return written;
         }
@@ -106,15 +108,18 @@ impl Session {
         stmt: &ParsedStatement,
         state: &SessionState,
     ) -> Result<Planned, Vec<Diagnostic>> {
-        self.plan_query_with(stmt, state, self.file_writes).await
+        self.plan_query_with(stmt, state, self.file_writes, false)
+            .await
     }
 
-    /// [`Self::plan_query`], judging file writes as allowed or not by `file_writes`.
+    /// [`Self::plan_query`], judging file writes as allowed or not by `file_writes`, and
+    /// the statement as a `pipeline` (every source a stream) or as a preview.
     async fn plan_query_with(
         &self,
         stmt: &ParsedStatement,
         state: &SessionState,
         file_writes: bool,
+        pipeline: bool,
     ) -> Result<Planned, Vec<Diagnostic>> {
         let span = stmt.span;
         let store = self.shared.store.as_ref();
@@ -141,8 +146,17 @@ impl Session {
             let at = StatementText {
                 text: &stmt.text,
                 span,
+                pipeline,
             };
             problems = streaming_violations(&plan, &at);
+            if pipeline {
+                for p in &mut problems {
+                    p.notes.push(
+                        "check judges the query as a pipeline, which reads every source, files included, as a stream that never ends; run previews a file as a finite table"
+                            .into(),
+                    );
+                }
+            }
         }
         if !problems.is_empty() {
             return Err(problems);

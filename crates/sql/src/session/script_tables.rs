@@ -99,6 +99,7 @@ impl Session {
             let at = crate::provider::StatementText {
                 text: &query.text,
                 span: query.span,
+                pipeline: false,
             };
             problems = crate::provider::streaming_violations(&plan, &at);
         }

@@ -52,6 +52,7 @@ impl Session {
             let at = crate::provider::StatementText {
                 text: &v.query.text,
                 span: v.query.span,
+                pipeline: false,
             };
             problems = crate::provider::streaming_violations(&plan, &at);
         }
