@@ -41,8 +41,12 @@ impl Known {
     }
 
     fn rebuild(&mut self) {
-        self.matcher = AhoCorasick::new(self.values.iter()).ok().map(Arc::new);
-        self.pending.clear();
+        // Should the matcher not build, the values stay pending: searched one by one,
+        // never forgotten.
+        if let Ok(matcher) = AhoCorasick::new(self.values.iter()) {
+            self.matcher = Some(Arc::new(matcher));
+            self.pending.clear();
+        }
     }
 }
 
