@@ -331,7 +331,7 @@ pub fn connectors() -> ConnectorCollection {
                 name: c.name().into(),
                 icon: icon(c.name()),
                 description: c.description().into(),
-                table_config: c.table_schema().into(),
+                table_config: console_ready(c.table_schema()),
                 enabled: true,
                 source: roles.source,
                 sink: roles.sink,
@@ -339,7 +339,7 @@ pub fn connectors() -> ConnectorCollection {
                 custom_schemas: c.fixed_schema().is_none(),
                 testing: c.supports_testing(),
                 hidden: false,
-                connection_config: c.profile_schema().map(str::to_string),
+                connection_config: c.profile_schema().map(console_ready),
                 metadata: c
                     .metadata_keys()
                     .iter()
@@ -356,6 +356,46 @@ pub fn connectors() -> ConnectorCollection {
         .collect();
     data.sort_by(|a, b| a.id.cmp(&b.id));
     ConnectorCollection { data }
+}
+
+/// A connector's schema in the form Arroyo's console compiles and renders (its Ajv build
+/// is draft 2019-09, and its form renderer takes `oneOf` only where `type` is absent):
+/// without `$schema`, and without `type` beside `oneOf`. Tributary's own console reads
+/// the same documents.
+fn console_ready(schema: &str) -> String {
+    let Ok(mut doc) = serde_json::from_str::<Value>(schema) else {
+        return schema.to_string();
+    };
+    if let Some(top) = doc.as_object_mut() {
+        top.remove("$schema");
+    }
+    strip_type_beside_one_of(&mut doc, 0);
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|_| schema.to_string())
+}
+
+/// Schemas nest a few levels; past this the walk stops (ours are far shallower).
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+fn strip_type_beside_one_of(node: &mut Value, depth: usize) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    match node {
+        Value::Object(map) => {
+            if map.contains_key("oneOf") {
+                map.remove("type");
+            }
+            for child in map.values_mut() {
+                strip_type_beside_one_of(child, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                strip_type_beside_one_of(item, depth + 1);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A plain SVG badge with the connector's initials.
@@ -631,5 +671,45 @@ mod tests {
         let impulse = c.data.iter().find(|c| c.id == "impulse").unwrap();
         assert!(impulse.connection_config.is_none() && !impulse.custom_schemas);
         assert!(c.data.windows(2).all(|w| w[0].id < w[1].id));
+    }
+
+    /// What Arroyo's console needs of every served schema: no `$schema` its draft
+    /// 2019-09 Ajv cannot resolve, and no `oneOf` beside a `type`, which its renderer
+    /// skips as unsupported.
+    #[test]
+    fn every_served_schema_is_one_arroyos_console_renders() {
+        fn walk(node: &Value, path: &str, problems: &mut Vec<String>) {
+            match node {
+                Value::Object(map) => {
+                    if map.contains_key("oneOf") && map.contains_key("type") {
+                        problems.push(format!("{path}: oneOf beside type"));
+                    }
+                    for (k, v) in map {
+                        walk(v, &format!("{path}/{k}"), problems);
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        walk(v, &format!("{path}/{i}"), problems);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut problems = Vec::new();
+        for c in connectors().data {
+            for (which, text) in [
+                ("table", Some(&c.table_config)),
+                ("profile", c.connection_config.as_ref()),
+            ] {
+                let Some(text) = text else { continue };
+                let doc: Value = serde_json::from_str(text).unwrap();
+                if doc.get("$schema").is_some() {
+                    problems.push(format!("{} {which}: $schema", c.id));
+                }
+                walk(&doc, &format!("{} {which}", c.id), &mut problems);
+            }
+        }
+        assert!(problems.is_empty(), "{problems:?}");
     }
 }
