@@ -175,14 +175,7 @@ pub(crate) fn column(f: &SourceField) -> String {
 /// The origin of virtual-column lines (a replacement schema keeps them).
 pub(crate) const VIRTUAL_COLUMNS: &str = "/virtual_columns";
 
-/// Where columns that a schema document gave come from; on rebuilding they come from it
-/// again, through `*`.
-const DOCUMENT_ORIGINS: &[&str] = &[
-    "JSON schema",
-    "Avro schema",
-    "Protobuf message",
-    "schema registry",
-];
+use tributary_types::column_origin::DOCUMENTS as DOCUMENT_ORIGINS;
 
 /// The parts of a stored table's definition, with its secrets as stored, naming
 /// `profile` as its profile: running them rebuilds the same table. Columns a schema

@@ -39,6 +39,17 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// This diagnostic as a note whose message says in what context it holds
+    /// (`"as a preview: table 't' never ends"`), keeping its place, notes, help and code:
+    /// what `check` says of a refusal that only running would meet.
+    pub fn into_note(self, context: &str) -> Self {
+        Self {
+            severity: Severity::Note,
+            message: format!("{context}: {}", self.message),
+            ..self
+        }
+    }
+
     /// An error with `message`.
     pub fn error(message: impl Into<String>) -> Self {
         Self {

@@ -37,7 +37,7 @@ pub use records::{
     CURRENT_FORMAT_VERSION, ConnectionProfile, ConnectionTable, LastTest, OptionEntry, OptionValue,
     RegistrySource, VirtualColumn, Watermark,
 };
-pub use schema::{ConnectionSchema, ConnectionType, SchemaDefinition, SchemaError};
+pub use schema::{ConnectionSchema, ConnectionType, SchemaDefinition, SchemaError, column_origin};
 pub use secret::{
     REDACTED, contains_env_reference, contains_redacted, env_references, is_env_reference,
     looks_secret, merge_ranges, printable_secret, redact_text, resolve_env, secret_ranges,

@@ -368,13 +368,11 @@ impl ConnectionTable {
                     next += 1;
                 }
                 match origin(&f.name) {
-                    Some("connector") => {
+                    Some(crate::schema::column_origin::CONNECTOR) => {
                         next += 1;
                         continue;
                     }
-                    Some(
-                        "JSON schema" | "Avro schema" | "Protobuf message" | "schema registry",
-                    ) => {
+                    Some(o) if crate::schema::column_origin::DOCUMENTS.contains(&o) => {
                         if !star {
                             star = true;
                             columns.push((next, "*".into()));

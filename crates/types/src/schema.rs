@@ -36,6 +36,25 @@ impl fmt::Display for ConnectionType {
     }
 }
 
+/// Where a column that was not declared came from, as
+/// [`ConnectionSchema::column_origins`] records it. The rule every writer of `CREATE`
+/// statements follows (`SHOW CREATE`, the dump, REST's `create_sql`): a schema
+/// document's columns are written `*`, a connector's are left out.
+pub mod column_origin {
+    /// A JSON Schema document.
+    pub const JSON_SCHEMA: &str = "JSON schema";
+    /// An Avro schema.
+    pub const AVRO_SCHEMA: &str = "Avro schema";
+    /// A Protobuf message.
+    pub const PROTOBUF_MESSAGE: &str = "Protobuf message";
+    /// A schema fetched from a registry.
+    pub const SCHEMA_REGISTRY: &str = "schema registry";
+    /// The connector's own fixed schema (impulse, nexmark).
+    pub const CONNECTOR: &str = "connector";
+    /// Origins whose columns come back from their document through `*`.
+    pub const DOCUMENTS: &[&str] = &[JSON_SCHEMA, AVRO_SCHEMA, PROTOBUF_MESSAGE, SCHEMA_REGISTRY];
+}
+
 /// The data layout of a connection table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ConnectionSchema {

@@ -6,7 +6,9 @@ use tributary_formats::{
     AvroSchemaError, ExpandedSchema, JsonSchemaError, ProtoSchemaError, SchemaSource,
     fields_from_avro_schema, fields_from_json_schema, fields_from_protobuf, parse_avro_schema,
 };
-use tributary_types::{Diagnostic, FieldType, Format, SchemaDefinition, SourceField, Span};
+use tributary_types::{
+    Diagnostic, FieldType, Format, SchemaDefinition, SourceField, Span, column_origin,
+};
 
 /// Expand a schema document into the table's columns. Without declared columns, the
 /// schema's columns are the table's (metadata columns kept after them); with declared
@@ -45,7 +47,7 @@ fn expand_schema(
                     schema: text.clone(),
                 }),
                 *span,
-                "JSON schema",
+                column_origin::JSON_SCHEMA,
             ),
             Err(e) => {
                 let help = match &e {
@@ -77,7 +79,7 @@ fn expand_schema(
                             schema: text.clone(),
                         }),
                         *span,
-                        "Avro schema",
+                        column_origin::AVRO_SCHEMA,
                     )
                 }
                 Err(e) => {
@@ -116,7 +118,7 @@ fn expand_schema(
                             schema: schema.clone(),
                             dependencies: deps.clone(),
                         });
-                (e, definition, *span, "Protobuf message")
+                (e, definition, *span, column_origin::PROTOBUF_MESSAGE)
             }
             Err(e) => {
                 let help = match &e {
@@ -134,7 +136,7 @@ fn expand_schema(
     };
     if !whole_value {
         let origin = if from_registry {
-            "schema registry"
+            column_origin::SCHEMA_REGISTRY
         } else {
             kind
         };

@@ -52,7 +52,7 @@ pub(super) fn fixed_schema(
             );
         }
     }
-    cols.set_fields(fixed, "connector");
+    cols.set_fields(fixed, tributary_types::column_origin::CONNECTOR);
 }
 
 /// `counter BIGINT NOT NULL, subtask_index BIGINT NOT NULL`.

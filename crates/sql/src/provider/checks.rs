@@ -45,14 +45,8 @@ pub(crate) fn file_write_notes(plan: &LogicalPlan, span: Span) -> Vec<Diagnostic
         .into_iter()
         .filter(|d| !allowed.iter().any(|a| a.message == d.message))
         .map(|d| {
-            let mut note = Diagnostic::note(format!(
-                "running it needs --allow-file-writes: {}",
-                d.message
-            ));
-            note.span = d.span;
-            note.help = d.help;
-            note.code = Some(tributary_types::codes::FORBIDDEN);
-            note
+            d.into_note("running it needs --allow-file-writes")
+                .with_code(tributary_types::codes::FORBIDDEN)
         })
         .collect()
 }

@@ -258,17 +258,7 @@ fn preview_notes(
         Ok(()) => vec![],
         Err(refusals) => refusals
             .into_iter()
-            .map(|r| {
-                let mut note = Diagnostic::note(format!(
-                    "as a preview (run, the shell, POST /sql): {}",
-                    r.message
-                ));
-                note.span = r.span;
-                note.notes = r.notes;
-                note.help = r.help;
-                note.code = r.code;
-                note
-            })
+            .map(|r| r.into_note("as a preview (run, the shell, POST /sql)"))
             .collect(),
     }
 }
