@@ -178,6 +178,13 @@ async fn the_wizard_creates_an_impulse_table_and_the_sql_tab_reads_it() {
     b.shot("sql-run-dark").await;
     b.go(&format!("{}/#/connections/ticks", server.url)).await;
     b.wait_text("main h1", "ticks").await;
+    // The table view says what its event time is, as DESCRIBE does.
+    let time = b.wait_text("p.event-time", "_timestamp").await;
+    assert!(
+        time.contains("the wall clock when each row is made")
+            && time.contains("_timestamp - INTERVAL '1' SECOND"),
+        "{time}"
+    );
     b.shot("table-dark").await;
     b.go(&format!("{}/#/new", server.url)).await;
     b.find("button.card[data-connector=kafka]").await;

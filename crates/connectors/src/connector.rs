@@ -250,6 +250,13 @@ pub trait Connector: Send + Sync + Debug {
     async fn complete(&self, _probe: &mut Probe<'_>) -> Option<Completions> {
         None
     }
+    /// Where a source's records get their event time when the table declares no
+    /// WATERMARK (Arroyo's hidden `_timestamp`): a phrase `DESCRIBE` and the console
+    /// show. A reader that gives a message no time of its own leaves the time it is
+    /// read, which this default says.
+    fn record_time(&self, _table: &Value) -> &'static str {
+        "the time each record is read"
+    }
     /// Whether a source table ends on its own (files, a generator with a count), so a
     /// query may read it to the end; an unbounded one needs a `LIMIT` or a preview bound.
     fn bounded(&self, _table: &Value) -> bool {

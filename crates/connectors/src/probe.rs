@@ -188,9 +188,19 @@ pub struct SampledMessage {
     pub payload: Vec<u8>,
     /// Metadata values by `METADATA FROM` key (absent keys read as NULL).
     pub metadata: Vec<(&'static str, MetadataValue)>,
+    /// The time the source gives the record, in nanoseconds since the epoch (a Kafka
+    /// message's timestamp, a generated event's time); `None` where the source gives
+    /// none, so the record's event time is the time it is read.
+    pub event_time: Option<i64>,
 }
 
 impl SampledMessage {
+    /// The message with the time its source gives it (nanoseconds since the epoch).
+    pub fn at(mut self, event_time: i64) -> Self {
+        self.event_time = Some(event_time);
+        self
+    }
+
     /// The `INT` metadata value under `key`.
     pub fn int(&self, key: &str) -> Option<i32> {
         self.metadata.iter().find_map(|(k, v)| match v {
@@ -213,6 +223,7 @@ impl From<Vec<u8>> for SampledMessage {
         Self {
             payload,
             metadata: Vec::new(),
+            event_time: None,
         }
     }
 }

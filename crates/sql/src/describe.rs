@@ -3,6 +3,7 @@
 //! and every cell of every result set built here passes `redact_text`, which hides
 //! credentials inside other values (URL userinfo, `password=...` pairs).
 
+use crate::windows::TIMESTAMP_COLUMN;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
@@ -280,6 +281,23 @@ pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
         ));
     }
     rows.sort_by_key(|(p, _)| *p);
+    let own_timestamp = t.schema.fields.iter().any(|f| f.name == TIMESTAMP_COLUMN);
+    if let Some(time) = event_time_of(t).filter(|_| !own_timestamp) {
+        let extra = match &time.declared {
+            Some(column) => format!("hidden from SELECT *; the event time: column '{column}'"),
+            None => format!(
+                "hidden from SELECT *; the event time: {}; WATERMARK AS {}",
+                time.source, time.watermark
+            ),
+        };
+        let ty = FieldType::Timestamp {
+            unit: tributary_types::TimeUnit::Nanosecond,
+        };
+        rows.push((
+            usize::MAX,
+            column_row(TIMESTAMP_COLUMN, &ty, false, false, extra, "event time".into()),
+        ));
+    }
     text_batch(
         &[
             "column",
@@ -291,6 +309,56 @@ pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
         ],
         rows.into_iter().map(|(_, r)| r).collect(),
     )
+}
+
+/// A source table's event time: what `DESCRIBE` shows on its `_timestamp` row and REST
+/// answers as `event_time`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventTimeOf {
+    /// The column it is: `_timestamp`, or the WATERMARK FOR column.
+    pub column: String,
+    /// The declared WATERMARK FOR column, when there is one.
+    pub declared: Option<String>,
+    /// Where the time comes from: the column, or the connector's phrase.
+    pub source: String,
+    /// The watermark: the declared expression, or Arroyo's `_timestamp - 1 second`.
+    pub watermark: String,
+}
+
+/// The event time of `t`'s rows; `None` for sinks and lookup tables, which have none, and
+/// for a table whose own column is named `_timestamp` and declares no watermark.
+pub fn event_time_of(t: &ConnectionTable) -> Option<EventTimeOf> {
+    if t.connection_type != tributary_types::ConnectionType::Source {
+        return None;
+    }
+    if let Some(column) = &t.event_time_field {
+        let watermark = match &t.watermark {
+            Some(w) => w.expression.clone().unwrap_or_else(|| column.clone()),
+            None => column.clone(),
+        };
+        return Some(EventTimeOf {
+            column: column.clone(),
+            declared: Some(column.clone()),
+            source: format!("column '{column}'"),
+            watermark,
+        });
+    }
+    if t.schema.fields.iter().any(|f| f.name == TIMESTAMP_COLUMN)
+        || t.virtual_columns.iter().any(|v| v.name == TIMESTAMP_COLUMN)
+    {
+        return None;
+    }
+    let source = registry()
+        .get(&t.connector)
+        .map_or("the time each record is read", |e| {
+            e.connector.record_time(&t.config)
+        });
+    Some(EventTimeOf {
+        column: TIMESTAMP_COLUMN.into(),
+        declared: None,
+        source: source.into(),
+        watermark: format!("{TIMESTAMP_COLUMN} - INTERVAL '1' SECOND"),
+    })
 }
 
 fn watermark_note(t: &ConnectionTable, column: &str, extra: &mut String) {

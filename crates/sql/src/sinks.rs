@@ -1,6 +1,7 @@
 //! INSERT targets: a sink created without columns takes its schema from its first INSERT,
 //! and every later INSERT must produce the same columns.
 
+use crate::windows::implicit_time::plan_statement;
 use crate::errors::datafusion_diagnostic;
 use datafusion::execution::SessionState;
 use datafusion::sql::parser::{DFParser, Statement as DFStatement};
@@ -67,7 +68,10 @@ pub(crate) async fn window_into_timestamp(
             .collect()
     };
     let source = insert.source.as_ref()?;
-    let plan = state.create_logical_plan(&source.to_string()).await.ok()?;
+    let source = source.to_string();
+    let plan = plan_statement(&source, state.create_logical_plan(&source))
+        .await
+        .ok()?;
     let window = crate::windows::window_type();
     let (given, target) = plan.schema().fields().iter().zip(&targets).find(|(f, t)| {
         *f.data_type() == window
@@ -117,8 +121,8 @@ pub(crate) async fn insert_target(
             inferred: None,
         }));
     };
-    let plan = state
-        .create_logical_plan(&source.to_string())
+    let source = source.to_string();
+    let plan = plan_statement(&source, state.create_logical_plan(&source))
         .await
         .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
     let mut fields = Vec::new();

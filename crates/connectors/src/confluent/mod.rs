@@ -44,6 +44,9 @@ impl Connector for Confluent {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
     }
+    fn record_time(&self, _table: &Value) -> &'static str {
+        kafka::MESSAGE_TIME
+    }
     fn connection_type(&self, table: &Value) -> ConnectionType {
         kafka::connection_type(table)
     }

@@ -33,6 +33,13 @@ const INFO: ConnectorInfo = ConnectorInfo {
 
 #[async_trait::async_trait]
 impl Connector for Impulse {
+    fn record_time(&self, table: &Value) -> &'static str {
+        if table.get("event_time_interval").is_some() {
+            "the start plus event_time_interval nanoseconds per row"
+        } else {
+            "the wall clock when each row is made"
+        }
+    }
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
     }

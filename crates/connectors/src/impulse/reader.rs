@@ -1,11 +1,13 @@
 //! Impulse rows for queries: `counter` from 0 and `subtask_index` 0, as JSON messages,
 //! paced at `event_rate` rows per second (0: as fast as the query reads), ending after
-//! `message_count` rows when it is set.
+//! `message_count` rows when it is set. Each row's event time is the start plus
+//! `event_time_interval` nanoseconds per row, or the wall clock when it is not set, as
+//! Arroyo's impulse gives it.
 
 use crate::probe::SampledMessage;
 use crate::source::{ReadFailure, SourceReader};
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tributary_types::{Format, JsonFormat};
 
 /// A generator of impulse rows.
@@ -17,6 +19,18 @@ pub(crate) struct ImpulseReader {
     left: Option<u64>,
     next: u64,
     started: Instant,
+    /// Event time between rows, in nanoseconds; `None`: each row's is the wall clock.
+    interval: Option<i64>,
+    /// The wall clock at the start, in nanoseconds since the epoch.
+    start_time: i64,
+}
+
+/// The wall clock, in nanoseconds since the epoch.
+fn now_nanos() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 impl ImpulseReader {
@@ -31,6 +45,19 @@ impl ImpulseReader {
             left: table.get("message_count").and_then(Value::as_u64),
             next: 0,
             started: Instant::now(),
+            interval: table.get("event_time_interval").and_then(Value::as_i64),
+            start_time: now_nanos(),
+        }
+    }
+
+    /// Row `i`'s event time.
+    fn event_time(&self, i: u64) -> i64 {
+        match self.interval {
+            Some(step) => {
+                let offset = i64::try_from(i).unwrap_or(i64::MAX).saturating_mul(step);
+                self.start_time.saturating_add(offset)
+            }
+            None => now_nanos(),
         }
     }
 
@@ -64,6 +91,7 @@ impl SourceReader for ImpulseReader {
         let batch = (self.next..self.next + n)
             .map(|i| {
                 SampledMessage::from(format!(r#"{{"counter":{i},"subtask_index":0}}"#).into_bytes())
+                    .at(self.event_time(i))
             })
             .collect();
         self.next += n;
@@ -120,5 +148,35 @@ mod tests {
         let took = started.elapsed();
         assert!(took >= Duration::from_millis(90), "{took:?} for 20 rows");
         assert!(took < Duration::from_millis(1500), "{took:?} for 20 rows");
+    }
+
+    #[tokio::test]
+    async fn rows_are_timed_by_the_interval_from_the_start_or_by_the_wall_clock() {
+        let mut r = ImpulseReader::new(
+            &json!({"event_rate": 0, "message_count": 3, "event_time_interval": 1_000_000_000i64}),
+        );
+        let start = r.start_time;
+        let times: Vec<Option<i64>> = r
+            .next_batch(3)
+            .await
+            .expect("read")
+            .expect("rows")
+            .iter()
+            .map(|m| m.event_time)
+            .collect();
+        let second = 1_000_000_000;
+        assert_eq!(
+            times,
+            vec![Some(start), Some(start + second), Some(start + 2 * second)]
+        );
+
+        let before = now_nanos();
+        let mut r = ImpulseReader::new(&json!({"event_rate": 0, "message_count": 2}));
+        let batch = r.next_batch(2).await.expect("read").expect("rows");
+        let after = now_nanos();
+        for m in batch {
+            let t = m.event_time.expect("every row has a time");
+            assert!((before..=after).contains(&t), "{t} not in {before}..={after}");
+        }
     }
 }

@@ -115,10 +115,16 @@ const INFO: ConnectorInfo = ConnectorInfo {
     ..ConnectorInfo::BASE
 };
 
+/// A Kafka record's event time, as `DESCRIBE` says it (Confluent's too).
+pub(crate) const MESSAGE_TIME: &str = "each message's Kafka timestamp";
+
 #[async_trait::async_trait]
 impl Connector for Kafka {
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
+    }
+    fn record_time(&self, _table: &Value) -> &'static str {
+        MESSAGE_TIME
     }
     fn connection_type(&self, table: &Value) -> ConnectionType {
         connection_type(table)

@@ -558,12 +558,15 @@ pub(super) fn sampled(m: &impl Message, topic: &Arc<str>) -> Option<SampledMessa
     if let Some(key) = m.key() {
         metadata.push(("key", MetadataValue::Bytes(key.to_vec())));
     }
-    if let Some(ms) = m.timestamp().to_millis() {
+    let millis = m.timestamp().to_millis();
+    if let Some(ms) = millis {
         metadata.push(("timestamp", MetadataValue::BigInt(ms)));
     }
     Some(SampledMessage {
         payload: payload.to_vec(),
         metadata,
+        // The message's timestamp is its event time, as in Arroyo.
+        event_time: millis.map(|ms| ms.saturating_mul(1_000_000)),
     })
 }
 

@@ -336,6 +336,7 @@ pub(super) fn published(p: &rumqttc::Publish) -> SampledMessage {
     SampledMessage {
         payload: p.payload.to_vec(),
         metadata: vec![("topic", MetadataValue::Text(p.topic.as_str().into()))],
+        event_time: None,
     }
 }
 

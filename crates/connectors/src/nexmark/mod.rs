@@ -41,6 +41,9 @@ const INFO: ConnectorInfo = ConnectorInfo {
 
 #[async_trait::async_trait]
 impl Connector for Nexmark {
+    fn record_time(&self, _table: &Value) -> &'static str {
+        "each event's time (the date_time of its person, auction or bid)"
+    }
     fn info(&self) -> &'static ConnectorInfo {
         &INFO
     }

@@ -168,7 +168,7 @@ impl SourceReader for NexmarkReader {
         let batch = (self.next..self.next + n)
             .map(|i| {
                 let time = self.base + i as i64 * self.step;
-                SampledMessage::from(event(i, time).to_string().into_bytes())
+                SampledMessage::from(event(i, time).to_string().into_bytes()).at(time)
             })
             .collect();
         self.next += n;

@@ -42,6 +42,7 @@ impl LookupReader for RedisLookup {
                 value.map(|payload| SampledMessage {
                     payload,
                     metadata: vec![("key", MetadataValue::Text(key.as_str().into()))],
+                    event_time: None,
                 })
             }));
         }

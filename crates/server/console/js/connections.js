@@ -93,6 +93,16 @@ export function lastTest(test) {
   );
 }
 
+/** The line under a table's columns that says what its event time is and where it comes from. */
+export function eventTime(time) {
+  if (!time) return h("p", { class: "null" }, "No event time: only sources have one.");
+  const origin = time.origin === "declared"
+    ? ["declared with WATERMARK FOR"]
+    : ["the hidden column ", h("code", {}, "_timestamp"), ": ", time.source];
+  return h("p", { class: "event-time" },
+    "Event time: ", h("code", {}, time.column), " (", ...origin, "), watermark ", h("code", {}, time.watermark), ".");
+}
+
 /** One table. */
 export async function tablePage(key) {
   const t = await api.get(`/connection_tables/${encodeURIComponent(key)}`);
@@ -108,7 +118,6 @@ export async function tablePage(key) {
   for (const v of t.virtual_columns || []) {
     columns.push({ name: v.name, type: v.sql_name, arrow: "", nullable: "", kind: `generated: ${v.expression}` });
   }
-  const watermark = t.watermark;
   const body = h("div");
   const tabs = [
     ["Columns", () => [
@@ -123,9 +132,7 @@ export async function tablePage(key) {
         columns,
         t.schema?.inferred ? "The columns are taken from the first INSERT INTO." : "No columns.",
       ),
-      watermark
-        ? h("p", {}, "Event time: ", h("code", {}, watermark.column), watermark.expression ? [", watermark ", h("code", {}, watermark.expression)] : ", watermark at the event time itself")
-        : h("p", { class: "null" }, "No event-time column or watermark."),
+      eventTime(t.event_time),
     ]],
     ["Options", () => optionsTable(t.config)],
     ["CREATE TABLE", () => codeBlock(t.create_sql)],

@@ -128,6 +128,12 @@ pub struct ConnectionTableView {
     /// column itself). Beyond Arroyo.
     #[schema(value_type = Option<Object>)]
     pub watermark: Option<Value>,
+    /// A source's event time (Arroyo's hidden `_timestamp`): `column` (`_timestamp` or
+    /// the WATERMARK FOR column), `origin` (`declared` or `connector`), `source` (where
+    /// the time comes from, a phrase) and `watermark`; null for sinks and lookups.
+    /// Beyond Arroyo.
+    #[schema(value_type = Option<Object>)]
+    pub event_time: Option<Value>,
     /// Its last connection test (`TEST TABLE`, or a create with `validate`): `at`,
     /// `result`, `code`, `latency_ms`. Beyond Arroyo.
     #[schema(value_type = Option<Object>)]
@@ -180,6 +186,14 @@ impl ConnectionTableView {
                 }
                 (None, None) => None,
             },
+            event_time: crate::describe::event_time_of(t).map(|time| {
+                serde_json::json!({
+                    "column": time.column,
+                    "origin": if time.declared.is_some() { "declared" } else { "connector" },
+                    "source": time.source,
+                    "watermark": time.watermark,
+                })
+            }),
             last_test: t.last_test.clone(),
             schema: schema_view(&t.schema),
             consumers: 0,

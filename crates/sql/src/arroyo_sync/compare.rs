@@ -2,10 +2,11 @@
 //! redacted. Configs are compared with secrets redacted on both sides: a Tributary API
 //! never shows them, so only what both sides can see is compared.
 
+use super::client::RemoteTable;
 use crate::dump::secret_variable;
 use serde_json::Value;
 use tributary_connectors::{ConfigKind, redact_config};
-use tributary_types::REDACTED;
+use tributary_types::{ConnectionTable, REDACTED};
 
 /// Deepest a config is walked for redacted secrets (configs nest a few levels).
 const MAX_DEPTH: usize = 64;
@@ -19,6 +20,42 @@ pub(crate) struct TableShape<'a> {
     pub(crate) config: &'a Value,
     /// The schema in the API's shape.
     pub(crate) schema: &'a Value,
+    /// Generated columns, as `name = expression` (Arroyo's API shows none).
+    pub(crate) generated: Vec<String>,
+    /// The watermark, as `column AS expression` (likewise).
+    pub(crate) watermark: Option<String>,
+}
+
+/// A table's generated columns and watermark as compared, here.
+pub(crate) fn extras_here(t: &ConnectionTable) -> (Vec<String>, Option<String>) {
+    let generated = t
+        .virtual_columns
+        .iter()
+        .map(|v| format!("{} = {}", v.name, v.expression))
+        .collect();
+    let watermark = t
+        .watermark
+        .as_ref()
+        .map(|w| watermark_text(&w.column, w.expression.as_deref()));
+    (generated, watermark)
+}
+
+/// A table's generated columns and watermark as compared, as the other side shows them.
+pub(crate) fn extras_there(t: &RemoteTable) -> (Vec<String>, Option<String>) {
+    let generated = t
+        .virtual_columns
+        .iter()
+        .map(|v| format!("{} = {}", v.name, v.expression))
+        .collect();
+    let watermark = t
+        .watermark
+        .as_ref()
+        .map(|w| watermark_text(&w.column, w.expression.as_deref()));
+    (generated, watermark)
+}
+
+fn watermark_text(column: &str, expression: Option<&str>) -> String {
+    format!("{column} AS {}", expression.unwrap_or(column))
 }
 
 /// The parts of two profiles that differ.
@@ -62,6 +99,12 @@ pub(crate) fn table_differences(
     }
     if schema_essence(here.schema) != schema_essence(there.schema) {
         parts.push("schema");
+    }
+    if here.generated != there.generated {
+        parts.push("generated columns");
+    }
+    if here.watermark != there.watermark {
+        parts.push("watermark");
     }
     parts
 }
@@ -195,6 +238,8 @@ mod tests {
             profile,
             config: &config,
             schema,
+            generated: vec![],
+            watermark: None,
         };
         assert!(
             table_differences(&shape(Some("K"), &schema_a), &shape(Some("k"), &schema_b))

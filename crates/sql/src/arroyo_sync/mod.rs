@@ -107,6 +107,17 @@ pub enum SyncOutcome {
         /// Its new id on the side it went to.
         to: String,
     },
+    /// Made (or made again), but the other side did not keep all of it: what it lost
+    /// (`generated columns`, `watermark`, `config`, `schema`), compared with what it
+    /// shows of the new object.
+    Incomplete {
+        /// What the other side does not hold.
+        lost: Vec<&'static str>,
+        /// The id on the side it came from.
+        from: String,
+        /// The id on the side it went to.
+        to: String,
+    },
     /// Not made: why.
     Refused {
         /// The reason, with how to fix it where known.
@@ -141,6 +152,11 @@ impl fmt::Display for SyncItem {
                 f,
                 "replaced, its {} differed ({from} -> {to})",
                 parts.join(", ")
+            )?,
+            SyncOutcome::Incomplete { lost, from, to } => write!(
+                f,
+                "created without its {}, which the target cannot hold ({from} -> {to})",
+                lost.join(", ")
             )?,
             SyncOutcome::Refused { reason } => write!(f, "refused: {reason}")?,
         }
@@ -194,6 +210,10 @@ impl SyncReport {
             (
                 count(|o| matches!(o, SyncOutcome::Differs { .. })),
                 "differ",
+            ),
+            (
+                count(|o| matches!(o, SyncOutcome::Incomplete { .. })),
+                "incomplete",
             ),
             (
                 count(|o| matches!(o, SyncOutcome::Refused { .. })),

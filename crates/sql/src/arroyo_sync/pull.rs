@@ -2,7 +2,10 @@
 //! catalog through the same validation as Tributary's own `POST /connection_*`.
 
 use super::client::{ArroyoClient, RemoteProfile, RemoteTable};
-use super::compare::{TableShape, profile_differences, reference_redacted, table_differences};
+use super::compare::{
+    TableShape, extras_here, extras_there, profile_differences, reference_redacted,
+    table_differences,
+};
 use super::{SyncError, SyncKind, SyncOutcome, SyncReport};
 use crate::Session;
 use crate::api::{ApiError, ConnectionProfilePost, ConnectionTablePost, schema_view};
@@ -110,18 +113,24 @@ async fn pull_table(
             None => None,
         };
         let schema = schema_view(&here.schema);
+        let (here_generated, here_watermark) = extras_here(&here);
+        let (there_generated, there_watermark) = extras_there(t);
         let parts = table_differences(
             &TableShape {
                 connector: &here.connector,
                 profile: here_profile.as_deref(),
                 config: &here.config,
                 schema: &schema,
+                generated: here_generated,
+                watermark: here_watermark,
             },
             &TableShape {
                 connector: &t.connector,
                 profile,
                 config: &t.config,
                 schema: &t.schema,
+                generated: there_generated,
+                watermark: there_watermark,
             },
         );
         return Ok(if parts.is_empty() {

@@ -1,7 +1,9 @@
 //! `tributary arroyo push`: the catalog's profiles and tables, created in an Arroyo API.
 
 use super::client::{ArroyoClient, RemoteProfile, RemoteTable};
-use super::compare::{TableShape, profile_differences, table_differences};
+use super::compare::{
+    TableShape, extras_here, extras_there, profile_differences, table_differences,
+};
 use super::{SyncError, SyncKind, SyncOutcome, SyncReport};
 use crate::api::schema_view;
 use serde_json::json;
@@ -91,28 +93,61 @@ pub async fn push(
         if let Some(w) = &view.watermark {
             body["watermark"] = w.clone();
         }
+        let (generated, watermark) = extras_here(t);
+        let here = TableShape {
+            connector: &t.connector,
+            profile: profile_name,
+            config: &config,
+            schema: &schema,
+            generated,
+            watermark,
+        };
+        // What the other side holds, as it shows it: a difference is never "unchanged",
+        // and a table made without something sent is reported as such.
+        let there_shape = |there: &'_ RemoteTable| {
+            let (generated, watermark) = extras_there(there);
+            let profile = there.connection_profile.as_ref().map(|p| {
+                p.name
+                    .clone()
+                    .or_else(|| remote_profile_names.get(p.id.as_str()).map(|n| n.to_string()))
+                    .unwrap_or_else(|| p.id.clone())
+            });
+            (profile, generated, watermark)
+        };
+        let differences = |there: &RemoteTable| {
+            let (profile, generated, watermark) = there_shape(there);
+            table_differences(
+                &here,
+                &TableShape {
+                    connector: &there.connector,
+                    profile: profile.as_deref(),
+                    config: &there.config,
+                    schema: &there.schema,
+                    generated,
+                    watermark,
+                },
+            )
+        };
+        let made_whole = |made: RemoteTable, replaced: Option<Vec<&'static str>>| {
+            let lost = differences(&made);
+            let from = t.id.to_string();
+            match (lost.is_empty(), replaced) {
+                (false, _) => SyncOutcome::Incomplete {
+                    lost,
+                    from,
+                    to: made.id,
+                },
+                (true, Some(parts)) => SyncOutcome::Replaced {
+                    parts,
+                    from,
+                    to: made.id,
+                },
+                (true, None) => SyncOutcome::Created { from, to: made.id },
+            }
+        };
         let outcome = match remote_by_name.get(&t.name.to_lowercase()) {
             Some(there) => {
-                let there_profile = there.connection_profile.as_ref().map(|p| {
-                    p.name
-                        .as_deref()
-                        .or_else(|| remote_profile_names.get(p.id.as_str()).copied())
-                        .unwrap_or(p.id.as_str())
-                });
-                let parts = table_differences(
-                    &TableShape {
-                        connector: &t.connector,
-                        profile: profile_name,
-                        config: &config,
-                        schema: &schema,
-                    },
-                    &TableShape {
-                        connector: &there.connector,
-                        profile: there_profile,
-                        config: &there.config,
-                        schema: &there.schema,
-                    },
-                );
+                let parts = differences(there);
                 if parts.is_empty() {
                     SyncOutcome::Unchanged {
                         from: t.id.to_string(),
@@ -120,11 +155,7 @@ pub async fn push(
                     }
                 } else if options.replace {
                     match replace(&client, &there.id, &body).await {
-                        Ok(made) => SyncOutcome::Replaced {
-                            parts,
-                            from: t.id.to_string(),
-                            to: made.id,
-                        },
+                        Ok(made) => made_whole(made, Some(parts)),
                         Err(e) => SyncOutcome::Refused {
                             reason: e.to_string(),
                         },
@@ -134,10 +165,7 @@ pub async fn push(
                 }
             }
             None => match client.create_table(&body).await {
-                Ok(made) => SyncOutcome::Created {
-                    from: t.id.to_string(),
-                    to: made.id,
-                },
+                Ok(made) => made_whole(made, None),
                 Err(e) => SyncOutcome::Refused {
                     reason: e.to_string(),
                 },

@@ -3,6 +3,7 @@
 
 use super::script::ScriptTables;
 use super::table::ConnectionTableProvider;
+use crate::windows::implicit_time;
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
@@ -179,8 +180,16 @@ impl SchemaProvider for TributarySchemaProvider {
         // The generation is read before the table: a change in between makes the entry
         // stale at once rather than wrong.
         let generation = store.generation();
+        // A statement that uses event time sees each source's `_timestamp`.
+        let timed = |p: ConnectionTableProvider| -> Arc<dyn TableProvider> {
+            if implicit_time::visible() {
+                Arc::new(p.with_implicit_time())
+            } else {
+                Arc::new(p)
+            }
+        };
         if let Some(t) = self.shared.providers.get(name, generation) {
-            return Ok(Some(Arc::new(ConnectionTableProvider::from_decoded(
+            return Ok(Some(timed(ConnectionTableProvider::from_decoded(
                 t,
                 self.shared.clone(),
             ))));
@@ -197,7 +206,7 @@ impl SchemaProvider for TributarySchemaProvider {
                     .providers
                     .put(name, generation, provider.decoded());
             }
-            return Ok(Some(Arc::new(provider)));
+            return Ok(Some(timed(provider)));
         }
         if let Some(t) = self.shared.script().get(name) {
             return Ok(Some(Arc::new(t)));

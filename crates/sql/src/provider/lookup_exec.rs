@@ -240,6 +240,7 @@ impl ExtensionPlanner for LookupJoinPlanner {
             virtuals: provider.virtual_exprs(session)?,
             // Lookups have no event time.
             lateness: None,
+            implicit_time: None,
         };
         let lookup_schema = shape.output_schema()?;
         let lookup_filter = match &lookup.lookup_filter {

@@ -7,6 +7,7 @@ use super::connect::Transfer;
 use crate::sample_rows::{reason, with_metadata};
 use datafusion::arrow::array::{
     Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray,
+    TimestampNanosecondArray,
 };
 use datafusion::arrow::compute::{cast, filter, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
@@ -30,6 +31,17 @@ pub(crate) struct RowShape {
     /// The table's event time and watermark, when it declares them: rows behind the
     /// watermark are late and dropped.
     pub lateness: Option<Lateness>,
+    /// Where the hidden `_timestamp` column is and what fills it, when the query sees it.
+    pub implicit_time: Option<ImplicitTime>,
+}
+
+/// The hidden `_timestamp` column of a scan: its place in `full_schema`, and its source.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ImplicitTime {
+    pub at: usize,
+    /// The declared event-time column's place in `full_schema`, whose values it takes;
+    /// `None`: each record's own time, or the time it was read.
+    pub declared: Option<usize>,
 }
 
 /// `WATERMARK FOR time AS expr`: the event-time column's place in `full_schema`, and the
@@ -102,8 +114,11 @@ impl RowAssembler {
         // data (failed or dropped, as `bad_data` says) by its whole row, so `count(*)`
         // counts the rows that `SELECT *` shows.
         let working_schema = shape.full_schema.clone();
-        let per_message =
-            track_sources || table.schema.fields.iter().any(|f| f.metadata_key.is_some());
+        // A record's own time is known by its message.
+        let message_times = shape.implicit_time.is_some_and(|t| t.declared.is_none());
+        let per_message = track_sources
+            || message_times
+            || table.schema.fields.iter().any(|f| f.metadata_key.is_some());
         let changelog = match transfer {
             Transfer::Read => Changelog::of(&table, &shape.full_schema)?,
             Transfer::Write | Transfer::Lookup => None,
@@ -175,7 +190,8 @@ impl RowAssembler {
         let (physical, changes) = split_changes(physical)?;
         let stored = with_metadata(&self.table, &physical, messages, &sources)
             .map_err(|e| DataFusionError::Execution(e.to_string()))?;
-        let (full, changes) = self.full_rows(&stored, changes)?;
+        let times = self.record_times(messages, &sources);
+        let (full, changes) = self.full_rows(&stored, times, changes)?;
         if let (Some(log), Some(changes)) = (&mut self.changelog, changes) {
             log.apply(full, &changes)?;
             return Ok(None);
@@ -193,18 +209,44 @@ impl RowAssembler {
         }
     }
 
-    /// The stored columns plus the virtual ones, in the table's order, without late rows
-    /// (and the change kinds of the rows kept).
+    /// Each row's own time, when the query sees `_timestamp` and the table declares no
+    /// event time: its message's, or the time the messages were read (now).
+    fn record_times(&self, messages: &[SampledMessage], sources: &[usize]) -> Option<ArrayRef> {
+        let time = self.shape.implicit_time?;
+        if time.declared.is_some() {
+            return None;
+        }
+        let read_at = now_nanos();
+        let times: TimestampNanosecondArray = sources
+            .iter()
+            .map(|i| Some(messages.get(*i).and_then(|m| m.event_time).unwrap_or(read_at)))
+            .collect();
+        Some(Arc::new(times))
+    }
+
+    /// The stored columns plus the virtual ones and `_timestamp` (`times`, when the rows
+    /// bring their own), in the table's order, without late rows (and the change kinds
+    /// of the rows kept).
     fn full_rows(
         &mut self,
         stored: &RecordBatch,
+        times: Option<ArrayRef>,
         mut changes: Option<StringArray>,
     ) -> Result<(RecordBatch, Option<StringArray>)> {
         let shape = &self.shape;
         let rows = stored.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(shape.full_schema.fields().len());
         let mut next_stored = 0;
+        let time_at = shape.implicit_time.map(|t| t.at);
         for i in 0..self.working_schema.fields().len() {
+            if Some(i) == time_at {
+                // Filled below, once every column it may copy is in place.
+                columns.push(datafusion::arrow::array::new_null_array(
+                    self.working_schema.field(i).data_type(),
+                    rows,
+                ));
+                continue;
+            }
             match shape.virtuals.iter().find(|(at, _)| *at == i) {
                 Some((_, expr)) => columns.push(expr.evaluate(stored)?.into_array(rows)?),
                 None => {
@@ -212,6 +254,20 @@ impl RowAssembler {
                     next_stored += 1;
                 }
             }
+        }
+        if let Some(time) = shape.implicit_time {
+            columns[time.at] = match (time.declared, times) {
+                (Some(declared), _) => cast(
+                    &columns[declared],
+                    self.working_schema.field(time.at).data_type(),
+                )?,
+                (None, Some(times)) => times,
+                (None, None) => {
+                    return Err(DataFusionError::Internal(
+                        "the rows' own times were not read".into(),
+                    ));
+                }
+            };
         }
         let mut full = RecordBatch::try_new(self.working_schema.clone(), columns)?;
         if let Some(lateness) = &shape.lateness {
@@ -227,6 +283,14 @@ impl RowAssembler {
         }
         Ok((full, changes))
     }
+}
+
+/// The wall clock, in nanoseconds since the epoch.
+fn now_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 /// The decoded rows without their `_change` column, and its values (a Debezium table's).

@@ -87,8 +87,16 @@ struct Window {
 pub(crate) fn streaming_violations(plan: &LogicalPlan, at: &StatementText<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     crate::deep::on_deep_stack(|| stream_of(plan, at, &mut out, 0));
+    if at.pipeline {
+        for p in &mut out {
+            p.notes.push(PIPELINE_NOTE.into());
+        }
+    }
     out
 }
+
+/// Why `check` refuses what a preview would run.
+const PIPELINE_NOTE: &str = "check judges the query as a pipeline, which reads every source, files included, as a stream that never ends; run previews a file as a finite table";
 
 fn rule(at: Span, message: String, rule: &str, help: &str) -> Diagnostic {
     Diagnostic::error(message)

@@ -3,9 +3,10 @@
 
 use super::catalog::SessionShared;
 use super::exec::{ConnectionScanExec, ConnectionSinkExec};
-use super::rows::{Lateness, RowShape};
+use super::rows::{ImplicitTime, Lateness, RowShape};
 use super::scan::ScanSpec;
 use crate::ddl::all_arrow_fields;
+use crate::windows::implicit_time::{TIMESTAMP_COLUMN, is_implicit, timestamp_field};
 use crate::windows::EVENT_TIME_METADATA;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
@@ -73,6 +74,43 @@ impl ConnectionTableProvider {
             table: self.table.clone(),
             schema: self.schema.clone(),
         }
+    }
+
+    /// The provider with the hidden `_timestamp` column, for a statement that uses event
+    /// time: a source's rows carry it (a table with a column of that name keeps its own).
+    /// It is the table's event time when the table declares none.
+    pub(crate) fn with_implicit_time(mut self) -> Self {
+        let table = &self.table;
+        if table.connection_type != ConnectionType::Source
+            || self.schema.index_of(TIMESTAMP_COLUMN).is_ok()
+        {
+            return self;
+        }
+        let mut time = timestamp_field();
+        if table.event_time_field.is_none() {
+            let mut metadata = time.metadata().clone();
+            metadata.insert(EVENT_TIME_METADATA.into(), "true".into());
+            time = time.with_metadata(metadata);
+        }
+        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(time);
+        self.schema = Arc::new(Schema::new_with_metadata(fields, self.schema.metadata().clone()));
+        self
+    }
+
+    /// Where `_timestamp` is in the schema and what fills it, when the schema has it.
+    fn implicit_time(&self) -> Result<Option<ImplicitTime>> {
+        let Some((at, field)) = self.schema.column_with_name(TIMESTAMP_COLUMN) else {
+            return Ok(None);
+        };
+        if !is_implicit(field) {
+            return Ok(None);
+        }
+        let declared = match &self.table.event_time_field {
+            Some(column) => Some(self.schema.index_of(column)?),
+            None => None,
+        };
+        Ok(Some(ImplicitTime { at, declared }))
     }
 
     /// The provider of a table decoded before.
@@ -187,6 +225,7 @@ impl TableProvider for ConnectionTableProvider {
                 projection: projection.cloned(),
                 virtuals: self.virtual_exprs(state)?,
                 lateness: self.lateness(state)?,
+                implicit_time: self.implicit_time()?,
             },
             limit,
         };

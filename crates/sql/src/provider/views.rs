@@ -2,6 +2,7 @@
 //! reads it, with the session's state, and inlined into the reading query's plan.
 
 use super::catalog::SessionShared;
+use crate::windows::implicit_time;
 use datafusion::catalog::TableProvider;
 use datafusion::common::Column;
 use datafusion::datasource::ViewTable;
@@ -27,7 +28,8 @@ pub(crate) async fn view_provider(
             view.name
         ))
     })?;
-    let plan = state.create_logical_plan(query).await.map_err(|e| {
+    let planning = implicit_time::plan_statement(query, state.create_logical_plan(query));
+    let plan = planning.await.map_err(|e| {
         DataFusionError::Plan(format!(
             "view '{}' no longer plans: {}; fix it with CREATE OR REPLACE VIEW",
             view.name,
@@ -44,15 +46,33 @@ pub(crate) fn named_columns(plan: LogicalPlan, names: &[String]) -> Result<Logic
     if names.is_empty() {
         return Ok(plan);
     }
-    let fields = plan.schema().fields().len();
-    if fields != names.len() {
+    // `_timestamp`, carried for a reading statement that uses event time, is not one of
+    // the columns the view names: it keeps its name.
+    let schema = plan.schema();
+    let carried: Vec<bool> = schema
+        .fields()
+        .iter()
+        .map(|f| implicit_time::is_carried_time(f))
+        .collect();
+    let named = carried.iter().filter(|c| !**c).count();
+    if named != names.len() {
         return Err(DataFusionError::Plan(format!(
-            "the view names {} columns, but its query has {fields}",
-            names.len()
+            "the view names {} columns, but its query has {named}",
+            names.len(),
         )));
     }
-    let exprs: Vec<Expr> = (0..fields)
-        .map(|i| Expr::Column(Column::from(plan.schema().qualified_field(i))).alias(&names[i]))
+    let mut names = names.iter();
+    let exprs: Vec<Expr> = (0..schema.fields().len())
+        .map(|i| {
+            let column = Expr::Column(Column::from(schema.qualified_field(i)));
+            if carried[i] {
+                return column;
+            }
+            match names.next() {
+                Some(name) => column.alias(name),
+                None => column,
+            }
+        })
         .collect();
     LogicalPlanBuilder::from(plan).project(exprs)?.build()
 }

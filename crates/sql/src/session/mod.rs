@@ -417,7 +417,9 @@ impl Session {
             } => self.drop_view(names, *if_exists, *behavior, span).await,
             Statement::ShowViews => self.show_views(span),
             Statement::ShowCreateView(n) => self.show_create_view(n),
-            Statement::CreateTableAs { name, query } => self.create_table_as(name, query),
+            Statement::CreateTableAs { name, query } => {
+                self.create_table_as(name, query, mode == Mode::Check)
+            }
             Statement::CreateFunction(f) => self.create_function(f).await,
             Statement::DropFunction { name, if_exists } => {
                 self.drop_function(name, *if_exists).await

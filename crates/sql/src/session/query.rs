@@ -11,6 +11,7 @@ use crate::provider::{
     SessionShared, StatementText, check_plan, streaming_violations, unbounded_reads,
 };
 use crate::sinks::{InsertTarget, insert_target, window_into_timestamp};
+use crate::windows::implicit_time::plan_statement;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::LogicalPlan;
@@ -129,7 +130,8 @@ impl Session {
                 .as_ref()
                 .map(|f| self.set_inferred(&t.table.name, f.clone()))
         });
-        let plan = match crate::deep::block_on_deep(state.create_logical_plan(&stmt.text)) {
+        let planning = plan_statement(&stmt.text, state.create_logical_plan(&stmt.text));
+        let plan = match crate::deep::block_on_deep(planning) {
             Ok(plan) => plan,
             Err(e) => {
                 // A window written into a TIMESTAMP column: name the column.
@@ -149,14 +151,6 @@ impl Session {
                 pipeline,
             };
             problems = streaming_violations(&plan, &at);
-            if pipeline {
-                for p in &mut problems {
-                    p.notes.push(
-                        "check judges the query as a pipeline, which reads every source, files included, as a stream that never ends; run previews a file as a finite table"
-                            .into(),
-                    );
-                }
-            }
         }
         if !problems.is_empty() {
             return Err(problems);

@@ -89,8 +89,14 @@ impl Session {
         ))
     }
 
-    /// `CREATE TABLE t AS query`: a named result for the rest of the script.
-    pub(super) fn create_table_as(&self, name: &Name, query: &QueryText) -> Handled {
+    /// `CREATE TABLE t AS query`: a named result for the rest of the script, judged as a
+    /// `pipeline` (every source a stream) when the script is checked.
+    pub(super) fn create_table_as(
+        &self,
+        name: &Name,
+        query: &QueryText,
+        pipeline: bool,
+    ) -> Handled {
         self.refuse_taken_relation(name)?;
         self.refuse_taken_view(name)?;
         let plan = self.plan_definition_query(&query.text, query.span)?;
@@ -99,7 +105,7 @@ impl Session {
             let at = crate::provider::StatementText {
                 text: &query.text,
                 span: query.span,
-                pipeline: false,
+                pipeline,
             };
             problems = crate::provider::streaming_violations(&plan, &at);
         }

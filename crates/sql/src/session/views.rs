@@ -135,8 +135,11 @@ impl Session {
     ) -> Result<LogicalPlan, Vec<Diagnostic>> {
         self.sync_functions(span)?;
         let state = self.ctx.state();
-        crate::deep::block_on_deep(state.create_logical_plan(text))
-            .map_err(|e| vec![self.query_diagnostic(&e, span)])
+        let planning = crate::windows::implicit_time::plan_statement(
+            text,
+            state.create_logical_plan(text),
+        );
+        crate::deep::block_on_deep(planning).map_err(|e| vec![self.query_diagnostic(&e, span)])
     }
 
     /// The tables, views and declared functions a view's query names, and how many views

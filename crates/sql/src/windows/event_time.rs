@@ -1,4 +1,5 @@
-//! Arroyo's window form, `tumble(INTERVAL '1' HOUR)`, planned over the input's event time:
+//! Arroyo's window form, `tumble(INTERVAL '1' HOUR)`, planned over the input's event time
+//! (a source's WATERMARK FOR column, else its hidden `_timestamp`):
 //! [`EventTimeWindows`] rewrites each such call into Flink's form with the event-time
 //! column of the node's input, named as before so the plan's references still hold.
 
@@ -13,7 +14,7 @@ use datafusion::optimizer::AnalyzerRule;
 use tributary_types::Diagnostic;
 
 /// Field metadata on a connection table's event-time column (its WATERMARK FOR column,
-/// or `event_time_field`).
+/// or `event_time_field`, else the hidden `_timestamp`).
 pub const EVENT_TIME_METADATA: &str = "tributary.event_time";
 
 /// The analyzer rule that gives Arroyo-form windows their event-time column.
@@ -81,7 +82,7 @@ fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
             input,
             Needs {
                 what: "row_time() is the event time of its row".into(),
-                none: "Declare WATERMARK FOR a TIMESTAMP column of the table the query reads."
+                none: "Select _timestamp in the subquery or view the query reads (SELECT * passes it on), or read a source table directly."
                     .into(),
                 several: "Call row_time() where one table's rows are read (in a subquery over it)."
                     .into(),
@@ -112,7 +113,7 @@ fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
         Needs {
             what: format!("{name}({intervals}) windows the event time of its input"),
             none: format!(
-                "Declare WATERMARK FOR a TIMESTAMP column of the table, or name the time column: {name}(time_column, {intervals})."
+                "Select _timestamp in the subquery or view it reads (SELECT * passes it on), or name the time column: {name}(time_column, {intervals})."
             ),
             several: format!("Name the time column: {name}(time_column, {intervals})."),
         },
@@ -147,7 +148,7 @@ fn event_time_column(input: &DFSchema, needs: Needs) -> Result<Column> {
         [one] => Ok(one.clone()),
         [] => Err(to_datafusion(
             Diagnostic::error(format!("{what}, but the input has no event-time column"))
-                .with_note("a connection table's event time is its WATERMARK FOR column")
+                .with_note("a source's rows carry their event time as the hidden column _timestamp (its WATERMARK FOR column when it declares one); memory tables and queries that select other columns have none")
                 .with_help(needs.none)
                 .with_code(tributary_types::codes::PLAN_ERROR),
         )),

@@ -14,10 +14,12 @@ mod bounds;
 mod event_time;
 mod expand;
 mod hop;
+pub(crate) mod implicit_time;
 mod session;
 
 pub use event_time::{EVENT_TIME_METADATA, EventTimeWindows};
 pub use expand::ExpandWindows;
+pub use implicit_time::TIMESTAMP_COLUMN;
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::error::{DataFusionError, Result};
