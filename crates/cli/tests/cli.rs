@@ -293,8 +293,9 @@ fn the_quickstart_runs_and_runs_again() {
         "| local_kafka | cp_",
         "| customer_totals | kafka     | sink   | local_kafka | json",
         "| orders          | kafka     | source | local_kafka | json",
-        "| event_time  | TIMESTAMP(9) | no       | no          | WATERMARK AS event_time - INTERVAL '5' SECOND |",
+        "| event_time  | TIMESTAMP(9) | no       | no          | WATERMARK AS event_time - INTERVAL '5' SECOND ",
         "| partition   | INT          | yes      | no          | METADATA FROM 'partition'",
+        "| _timestamp  | TIMESTAMP(9) | no       | no          | hidden from SELECT *; the event time: column 'event_time' | event time |",
         "\n    partition INT METADATA FROM 'partition',",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in\n{out}");

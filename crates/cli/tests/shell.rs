@@ -328,7 +328,8 @@ fn results_wider_or_taller_than_the_terminal_go_to_the_pager() {
     p.exp_string("source.offset").unwrap();
     fresh_prompt(&mut p);
     // What fits is printed as it is.
-    p.send_line("SELECT * FROM (VALUES (1), (2)) AS t(n);").unwrap();
+    p.send_line("SELECT * FROM (VALUES (1), (2)) AS t(n);")
+        .unwrap();
     p.exp_string(LINE_DONE).unwrap();
     let shown = p.exp_string("(2 rows)").unwrap();
     assert!(!shown.contains("[paged]"), "{shown}");

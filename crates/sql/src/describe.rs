@@ -295,7 +295,14 @@ pub fn describe_table(t: &ConnectionTable) -> RecordBatch {
         };
         rows.push((
             usize::MAX,
-            column_row(TIMESTAMP_COLUMN, &ty, false, false, extra, "event time".into()),
+            column_row(
+                TIMESTAMP_COLUMN,
+                &ty,
+                false,
+                false,
+                extra,
+                "event time".into(),
+            ),
         ));
     }
     text_batch(

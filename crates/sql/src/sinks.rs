@@ -1,8 +1,8 @@
 //! INSERT targets: a sink created without columns takes its schema from its first INSERT,
 //! and every later INSERT must produce the same columns.
 
-use crate::windows::implicit_time::plan_statement;
 use crate::errors::datafusion_diagnostic;
+use crate::windows::implicit_time::plan_statement;
 use datafusion::execution::SessionState;
 use datafusion::sql::parser::{DFParser, Statement as DFStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, TableObject};

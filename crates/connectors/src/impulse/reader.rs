@@ -176,7 +176,10 @@ mod tests {
         let after = now_nanos();
         for m in batch {
             let t = m.event_time.expect("every row has a time");
-            assert!((before..=after).contains(&t), "{t} not in {before}..={after}");
+            assert!(
+                (before..=after).contains(&t),
+                "{t} not in {before}..={after}"
+            );
         }
     }
 }

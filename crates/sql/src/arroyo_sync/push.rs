@@ -109,7 +109,11 @@ pub async fn push(
             let profile = there.connection_profile.as_ref().map(|p| {
                 p.name
                     .clone()
-                    .or_else(|| remote_profile_names.get(p.id.as_str()).map(|n| n.to_string()))
+                    .or_else(|| {
+                        remote_profile_names
+                            .get(p.id.as_str())
+                            .map(|n| n.to_string())
+                    })
                     .unwrap_or_else(|| p.id.clone())
             });
             (profile, generated, watermark)

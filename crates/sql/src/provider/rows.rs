@@ -6,8 +6,7 @@ use super::changelog::Changelog;
 use super::connect::Transfer;
 use crate::sample_rows::{reason, with_metadata};
 use datafusion::arrow::array::{
-    Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray,
-    TimestampNanosecondArray,
+    Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, TimestampNanosecondArray,
 };
 use datafusion::arrow::compute::{cast, filter, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
@@ -219,7 +218,14 @@ impl RowAssembler {
         let read_at = now_nanos();
         let times: TimestampNanosecondArray = sources
             .iter()
-            .map(|i| Some(messages.get(*i).and_then(|m| m.event_time).unwrap_or(read_at)))
+            .map(|i| {
+                Some(
+                    messages
+                        .get(*i)
+                        .and_then(|m| m.event_time)
+                        .unwrap_or(read_at),
+                )
+            })
             .collect();
         Some(Arc::new(times))
     }

@@ -6,8 +6,8 @@ use super::exec::{ConnectionScanExec, ConnectionSinkExec};
 use super::rows::{ImplicitTime, Lateness, RowShape};
 use super::scan::ScanSpec;
 use crate::ddl::all_arrow_fields;
-use crate::windows::implicit_time::{TIMESTAMP_COLUMN, is_implicit, timestamp_field};
 use crate::windows::EVENT_TIME_METADATA;
+use crate::windows::implicit_time::{TIMESTAMP_COLUMN, is_implicit, timestamp_field};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
@@ -92,9 +92,17 @@ impl ConnectionTableProvider {
             metadata.insert(EVENT_TIME_METADATA.into(), "true".into());
             time = time.with_metadata(metadata);
         }
-        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let mut fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         fields.push(time);
-        self.schema = Arc::new(Schema::new_with_metadata(fields, self.schema.metadata().clone()));
+        self.schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            self.schema.metadata().clone(),
+        ));
         self
     }
 

@@ -135,10 +135,8 @@ impl Session {
     ) -> Result<LogicalPlan, Vec<Diagnostic>> {
         self.sync_functions(span)?;
         let state = self.ctx.state();
-        let planning = crate::windows::implicit_time::plan_statement(
-            text,
-            state.create_logical_plan(text),
-        );
+        let planning =
+            crate::windows::implicit_time::plan_statement(text, state.create_logical_plan(text));
         crate::deep::block_on_deep(planning).map_err(|e| vec![self.query_diagnostic(&e, span)])
     }
 

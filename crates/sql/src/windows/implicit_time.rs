@@ -42,9 +42,7 @@ pub(crate) fn visible() -> bool {
 
 /// The `_timestamp` field: a nanosecond timestamp that every row has.
 pub(crate) fn timestamp_field() -> Field {
-    let metadata = HashMap::from([
-        (IMPLICIT_TIME_METADATA.to_string(), "true".to_string()),
-    ]);
+    let metadata = HashMap::from([(IMPLICIT_TIME_METADATA.to_string(), "true".to_string())]);
     Field::new(
         TIMESTAMP_COLUMN,
         DataType::Timestamp(TimeUnit::Nanosecond, None),

@@ -3,6 +3,7 @@
 //! link steps and most of a gigabyte of disk.
 
 mod connection_tests;
+mod event_time;
 mod file_sinks;
 mod limits;
 mod live_previews;
