@@ -468,3 +468,44 @@ async fn load_and_wizard_step_times_are_measured() {
         assert!(measured.contains(&step), "{step} was not measured: {steps}");
     }
 }
+
+/// Arroyo's console compiles each connector's schemas with Ajv's draft 2019-09 build
+/// before it validates a form: every schema served must compile there (a 2020-12
+/// `$schema` would not). The form renderer's side is walked by the sql crate's
+/// `every_served_schema_is_one_arroyos_console_renders`.
+#[test]
+fn arroyos_console_compiles_every_served_schema_with_its_own_ajv() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let modules = root.join("target/npm/node_modules");
+    assert!(
+        modules.join("ajv").is_dir() && modules.join("ajv-formats").is_dir(),
+        "ajv is not installed in {}: run `npm install --prefix target/npm ajv@8 ajv-formats@3` (.ci/run does)",
+        modules.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("connectors.json");
+    let connectors = tributary_sql::api::connectors();
+    std::fs::write(&served, serde_json::to_string(&connectors).unwrap()).unwrap();
+    let out = Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/arroyo_console_schemas.cjs"))
+        .arg(&served)
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("node must be installed");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_str(said.trim()).unwrap();
+    assert_eq!(result["problems"], json!([]), "{result}");
+    // Every table schema and every profile schema.
+    let expected = connectors.data.len()
+        + connectors
+            .data
+            .iter()
+            .filter(|c| c.connection_config.is_some())
+            .count();
+    assert_eq!(result["compiled"], json!(expected), "{result}");
+}

@@ -372,10 +372,11 @@ pub fn connectors() -> ConnectorCollection {
     ConnectorCollection { data }
 }
 
-/// A connector's schema in the form Arroyo's console compiles and renders (its Ajv build
-/// is draft 2019-09, and its form renderer takes `oneOf` only where `type` is absent):
-/// without `$schema`, and without `type` beside `oneOf`. Tributary's own console reads
-/// the same documents.
+/// A connector's schema in the form Arroyo's console compiles and renders, as Arroyo's
+/// own schemas are written: without `$schema` (its Ajv build is draft 2019-09, which
+/// cannot resolve 2020-12's meta-schema), and with `"type": "object"` beside every
+/// `oneOf` (its renderer picks a widget by `type`, and offers a choice of `oneOf`
+/// branches only for an object). Tributary's own console reads the same documents.
 fn console_ready(schema: &str) -> String {
     let Ok(mut doc) = serde_json::from_str::<Value>(schema) else {
         return schema.to_string();
@@ -383,29 +384,29 @@ fn console_ready(schema: &str) -> String {
     if let Some(top) = doc.as_object_mut() {
         top.remove("$schema");
     }
-    strip_type_beside_one_of(&mut doc, 0);
+    type_beside_one_of(&mut doc, 0);
     serde_json::to_string_pretty(&doc).unwrap_or_else(|_| schema.to_string())
 }
 
 /// Schemas nest a few levels; past this the walk stops (ours are far shallower).
 const MAX_SCHEMA_DEPTH: usize = 64;
 
-fn strip_type_beside_one_of(node: &mut Value, depth: usize) {
+fn type_beside_one_of(node: &mut Value, depth: usize) {
     if depth > MAX_SCHEMA_DEPTH {
         return;
     }
     match node {
         Value::Object(map) => {
             if map.contains_key("oneOf") {
-                map.remove("type");
+                map.insert("type".into(), Value::String("object".into()));
             }
             for child in map.values_mut() {
-                strip_type_beside_one_of(child, depth + 1);
+                type_beside_one_of(child, depth + 1);
             }
         }
         Value::Array(items) => {
             for item in items {
-                strip_type_beside_one_of(item, depth + 1);
+                type_beside_one_of(item, depth + 1);
             }
         }
         _ => {}
@@ -688,26 +689,53 @@ mod tests {
     }
 
     /// What Arroyo's console needs of every served schema: no `$schema` its draft
-    /// 2019-09 Ajv cannot resolve, and no `oneOf` beside a `type`, which its renderer
-    /// skips as unsupported.
+    /// 2019-09 Ajv cannot resolve, and every property one its renderer draws: a string
+    /// (a select when it has an enum), a number, a boolean, an array of strings, or an
+    /// object with a `oneOf` of titled objects, with properties, or a map of strings.
+    /// (`crates/cli/tests/arroyo_console_schemas.cjs` compiles them with Ajv itself.)
     #[test]
     fn every_served_schema_is_one_arroyos_console_renders() {
-        fn walk(node: &Value, path: &str, problems: &mut Vec<String>) {
-            match node {
-                Value::Object(map) => {
-                    if map.contains_key("oneOf") && map.contains_key("type") {
-                        problems.push(format!("{path}: oneOf beside type"));
-                    }
-                    for (k, v) in map {
-                        walk(v, &format!("{path}/{k}"), problems);
-                    }
+        fn object(schema: &Value, path: &str, problems: &mut Vec<String>) {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            for (key, p) in props {
+                if p.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                    continue;
                 }
-                Value::Array(items) => {
-                    for (i, v) in items.iter().enumerate() {
-                        walk(v, &format!("{path}/{i}"), problems);
+                let at = format!("{path}/{key}");
+                match p.get("type").and_then(Value::as_str) {
+                    Some("string" | "number" | "integer" | "boolean") => {}
+                    Some("array") => {
+                        // Iceberg's partition fields are objects in Arroyo's schema too:
+                        // its renderer draws the list without a widget for them.
+                        let arroyos_own = at == "iceberg table/partitioning/fields";
+                        if p.pointer("/items/type").and_then(Value::as_str) != Some("string")
+                            && !arroyos_own
+                        {
+                            problems.push(format!("{at}: an array of other than strings"));
+                        }
                     }
+                    Some("object") => {
+                        if let Some(branches) = p.get("oneOf").and_then(Value::as_array) {
+                            for (i, b) in branches.iter().enumerate() {
+                                if b.get("title").and_then(Value::as_str).is_none() {
+                                    problems.push(format!("{at}/oneOf/{i}: no title"));
+                                }
+                                object(b, &format!("{at}/oneOf/{i}"), problems);
+                            }
+                        } else if p.get("properties").is_some() {
+                            object(p, &at, problems);
+                        } else if p
+                            .pointer("/additionalProperties/type")
+                            .and_then(Value::as_str)
+                            != Some("string")
+                        {
+                            problems.push(format!("{at}: an object the renderer cannot draw"));
+                        }
+                    }
+                    other => problems.push(format!("{at}: type {other:?}")),
                 }
-                _ => {}
             }
         }
         let mut problems = Vec::new();
@@ -721,7 +749,7 @@ mod tests {
                 if doc.get("$schema").is_some() {
                     problems.push(format!("{} {which}: $schema", c.id));
                 }
-                walk(&doc, &format!("{} {which}", c.id), &mut problems);
+                object(&doc, &format!("{} {which}", c.id), &mut problems);
             }
         }
         assert!(problems.is_empty(), "{problems:?}");
