@@ -174,3 +174,80 @@ fn pull_imports_validates_and_reports_refusals_and_redacted_secrets() {
         text(&out.stdout)
     );
 }
+
+/// Tables of every kind the REST API takes: formats, metadata, generated columns, a
+/// watermark, a lookup with its cache options, generators, sinks.
+const WHOLE: &str = "
+CREATE TABLE clicks (user_id BIGINT NOT NULL, page TEXT, ts TIMESTAMP NOT NULL, part INT METADATA FROM 'partition', page_len BIGINT GENERATED ALWAYS AS (length(page)), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'kafka', connection_profile = 'k', topic = 'clicks', type = 'source', format = 'json', bad_data = 'drop');
+CREATE TABLE raw_lines WITH (connector = 'kafka', connection_profile = 'k', topic = 'raw', type = 'source', format = 'raw_string');
+CREATE TABLE changes (id BIGINT PRIMARY KEY, v TEXT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'changes', type = 'source', format = 'debezium_json');
+CREATE TEMPORARY TABLE users (id TEXT METADATA FROM 'key' PRIMARY KEY, name TEXT) WITH (connector = 'redis', connection_profile = 'r', format = 'json', type = 'lookup', 'lookup.cache.max_bytes' = 100000, 'lookup.cache.ttl' = INTERVAL '1' MINUTE);
+CREATE TABLE bids WITH (connector = 'nexmark', event_rate = '5');
+CREATE TABLE counted WITH (connector = 'impulse', event_rate = '0', message_count = '10', event_time_interval = '1000');
+CREATE TABLE out (user_id BIGINT, n BIGINT) WITH (connector = 'kafka', connection_profile = 'k', topic = 'out', type = 'sink', format = 'json');
+CREATE TABLE dropped (x BIGINT) WITH (connector = 'blackhole');
+";
+
+/// Every table of a catalog as what it means: its role, config, columns, generated
+/// columns and watermark, by name (ids differ from catalog to catalog).
+fn tables(catalog: &Path) -> Vec<(String, serde_json::Value)> {
+    let store = SledStore::open(catalog).unwrap();
+    let mut out: Vec<(String, serde_json::Value)> = store
+        .tables()
+        .unwrap()
+        .into_iter()
+        .map(|t| {
+            let meaning = serde_json::json!({
+                "role": t.connection_type.as_str(),
+                "connector": t.connector,
+                "config": t.config,
+                "fields": t.schema.fields,
+                "format": t.schema.format,
+                "primary_keys": t.schema.primary_keys,
+                "virtual_columns": t.virtual_columns.iter().map(|v| (&v.name, &v.expression)).collect::<Vec<_>>(),
+                "watermark": t.watermark,
+            });
+            (t.name, meaning)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn a_whole_catalog_pushed_to_a_tributary_server_and_pulled_back_dumps_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (here, there, back) = (
+        dir.path().join("here"),
+        dir.path().join("there"),
+        dir.path().join("back"),
+    );
+    run(&here, &format!("{SETUP}{WHOLE}"));
+    let server = Server::start(&there, dir.path().join("serve.log"));
+
+    let (code, said) = sync(&here, &["push", &server.url]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains(": 13 created"), "{said}");
+    assert!(
+        !said.contains("refused") && !said.contains("note:"),
+        "{said}"
+    );
+    // Nothing was lost: a second push finds every table the same.
+    let (code, said) = sync(&here, &["push", &server.url]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains(": 13 unchanged"), "{said}");
+
+    let (code, said) = sync(&back, &["pull", &server.url]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains(": 13 created"), "{said}");
+    // Pulled back, each table means what it meant here.
+    let (code, said) = sync(&back, &["push", &server.url]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains(": 13 unchanged"), "{said}");
+    drop(server);
+    let (here_tables, back_tables) = (tables(&here), tables(&back));
+    assert_eq!(here_tables.len(), 11);
+    for (h, b) in here_tables.iter().zip(&back_tables) {
+        assert_eq!(h, b);
+    }
+}

@@ -73,7 +73,6 @@ pub async fn push(
                 }
             },
         };
-        let notes = beyond_arroyo(t);
         let schema = schema_view(&t.schema);
         // The options Arroyo's config has no place for ride in it under their SQL keys,
         // and generated columns and the watermark beside it, as the table's view shows
@@ -174,6 +173,11 @@ pub async fn push(
                     reason: e.to_string(),
                 },
             },
+        };
+        // Where the target kept all of it, there is nothing to say.
+        let notes = match outcome {
+            SyncOutcome::Incomplete { .. } | SyncOutcome::Differs { .. } => beyond_arroyo(t),
+            _ => vec![],
         };
         report.push(SyncKind::Table, &t.name, outcome, notes);
     }
