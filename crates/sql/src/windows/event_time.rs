@@ -4,13 +4,15 @@
 //! column of the node's input, named as before so the plan's references still hold.
 
 use super::Kind;
+use super::implicit_time;
 use crate::errors::to_datafusion;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, DFSchema, Result};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::logical_expr::{Expr, LogicalPlan, Projection, SubqueryAlias};
 use datafusion::optimizer::AnalyzerRule;
+use std::sync::Arc;
 use tributary_types::Diagnostic;
 
 /// Field metadata on a connection table's event-time column (its WATERMARK FOR column,
@@ -37,6 +39,19 @@ fn rewrite_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     if !node.expressions().iter().any(has_arroyo_window) {
         return Ok(Transformed::no(node));
     }
+    // A subquery or view that selected other columns left its source's `_timestamp`
+    // behind: Arroyo carries it through every projection, so bring it up to here.
+    let node = if node.inputs().iter().any(|i| has_event_time(i.schema())) {
+        node
+    } else {
+        let inputs: Vec<LogicalPlan> = node
+            .inputs()
+            .into_iter()
+            .map(|i| carry_time(i.clone(), 0).unwrap_or_else(|| i.clone()))
+            .collect();
+        let exprs = node.expressions();
+        node.with_new_exprs(exprs, inputs)?
+    };
     let mut input = DFSchema::empty();
     for i in node.inputs() {
         input.merge(i.schema());
@@ -82,7 +97,7 @@ fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
             input,
             Needs {
                 what: "row_time() is the event time of its row".into(),
-                none: "Select _timestamp in the subquery or view the query reads (SELECT * passes it on), or read a source table directly."
+                none: "Call row_time() where a source's rows are read (below any aggregate or join), or select the time as a column there."
                     .into(),
                 several: "Call row_time() where one table's rows are read (in a subquery over it)."
                     .into(),
@@ -113,7 +128,7 @@ fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
         Needs {
             what: format!("{name}({intervals}) windows the event time of its input"),
             none: format!(
-                "Select _timestamp in the subquery or view it reads (SELECT * passes it on), or name the time column: {name}(time_column, {intervals})."
+                "Window the rows below any aggregate or join, where a source's rows are read, or name the time column: {name}(time_column, {intervals})."
             ),
             several: format!("Name the time column: {name}(time_column, {intervals})."),
         },
@@ -124,6 +139,66 @@ fn rewrite_call(e: Expr, input: &DFSchema) -> Result<Transformed<Expr>> {
     Ok(Transformed::yes(Expr::ScalarFunction(
         ScalarFunction::new_udf(f.func, args),
     )))
+}
+
+/// Whether `schema` has an event-time column (marked, or a carried `_timestamp`).
+fn has_event_time(schema: &DFSchema) -> bool {
+    schema.fields().iter().any(|f| {
+        f.metadata().contains_key(EVENT_TIME_METADATA) || implicit_time::is_carried_time(f)
+    })
+}
+
+/// The deepest a projection chain is followed to find `_timestamp`; views nest far less.
+const MAX_CARRY: usize = 64;
+
+/// `plan` passing on the `_timestamp` of the source under it through the projections,
+/// filters, aliases, sorts and limits between them, as Arroyo carries it; `None` where
+/// there is none to carry (an aggregate, a join, rows from no source).
+fn carry_time(plan: LogicalPlan, depth: usize) -> Option<LogicalPlan> {
+    if has_event_time(plan.schema()) {
+        return Some(plan);
+    }
+    if depth > MAX_CARRY {
+        return None;
+    }
+    let carried = |p: &LogicalPlan| -> Option<Column> {
+        p.schema()
+            .iter()
+            .find(|(_, f)| implicit_time::is_carried_time(f))
+            .map(|(q, f)| Column::new(q.cloned(), f.name()))
+    };
+    match plan {
+        LogicalPlan::Projection(projection) => {
+            let input = carry_time(projection.input.as_ref().clone(), depth + 1)?;
+            let time = carried(&input)?;
+            // A projection that already shows a column of that name keeps its own.
+            if projection
+                .schema
+                .fields()
+                .iter()
+                .any(|f| f.name() == implicit_time::TIMESTAMP_COLUMN)
+            {
+                return None;
+            }
+            let mut exprs = projection.expr.clone();
+            exprs.push(Expr::Column(time));
+            Projection::try_new(exprs, Arc::new(input))
+                .ok()
+                .map(LogicalPlan::Projection)
+        }
+        LogicalPlan::SubqueryAlias(alias) => {
+            let input = carry_time(alias.input.as_ref().clone(), depth + 1)?;
+            SubqueryAlias::try_new(Arc::new(input), alias.alias.clone())
+                .ok()
+                .map(LogicalPlan::SubqueryAlias)
+        }
+        plan @ (LogicalPlan::Filter(_) | LogicalPlan::Sort(_) | LogicalPlan::Limit(_)) => {
+            let input = carry_time(plan.inputs()[0].clone(), depth + 1)?;
+            let exprs = plan.expressions();
+            plan.with_new_exprs(exprs, vec![input]).ok()
+        }
+        _ => None,
+    }
 }
 
 /// What a call needing the event-time column says when there is not exactly one.
@@ -138,17 +213,24 @@ struct Needs {
 
 /// The one event-time column among `input`'s fields.
 fn event_time_column(input: &DFSchema, needs: Needs) -> Result<Column> {
-    let marked: Vec<Column> = input
-        .iter()
-        .filter(|(_, f)| f.metadata().contains_key(EVENT_TIME_METADATA))
-        .map(|(q, f)| Column::new(q.cloned(), f.name()))
-        .collect();
+    let columns = |keep: &dyn Fn(&datafusion::arrow::datatypes::Field) -> bool| -> Vec<Column> {
+        input
+            .iter()
+            .filter(|(_, f)| keep(f))
+            .map(|(q, f)| Column::new(q.cloned(), f.name()))
+            .collect()
+    };
+    let mut marked = columns(&|f| f.metadata().contains_key(EVENT_TIME_METADATA));
+    if marked.is_empty() {
+        // The WATERMARK column was left behind, but its value came along as `_timestamp`.
+        marked = columns(&|f| implicit_time::is_carried_time(f));
+    }
     let what = needs.what;
     match marked.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(to_datafusion(
             Diagnostic::error(format!("{what}, but the input has no event-time column"))
-                .with_note("a source's rows carry their event time as the hidden column _timestamp (its WATERMARK FOR column when it declares one); memory tables and queries that select other columns have none")
+                .with_note("a source's rows carry their event time as the hidden column _timestamp (its WATERMARK FOR column when it declares one), through projections and filters; rows from no source, an aggregate's and a join's have none")
                 .with_help(needs.none)
                 .with_code(tributary_types::codes::PLAN_ERROR),
         )),
