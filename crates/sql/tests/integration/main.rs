@@ -2,6 +2,7 @@
 //! DataFusion (about 280 MB unoptimised), so one binary instead of three saves CI a few
 //! link steps and most of a gigabyte of disk.
 
+mod arroyo_target;
 mod connection_tests;
 mod event_time;
 mod file_sinks;
