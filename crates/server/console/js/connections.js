@@ -97,10 +97,10 @@ export function lastTest(test) {
 export function eventTime(time) {
   if (!time) return h("p", { class: "null" }, "No event time: only sources have one.");
   const origin = time.origin === "declared"
-    ? ["declared with WATERMARK FOR"]
-    : ["the hidden column ", h("code", {}, "_timestamp"), ": ", time.source];
+    ? ", declared with WATERMARK FOR"
+    : `, hidden from SELECT *: ${time.source}`;
   return h("p", { class: "event-time" },
-    "Event time: ", h("code", {}, time.column), " (", ...origin, "), watermark ", h("code", {}, time.watermark), ".");
+    "Event time: ", h("code", {}, time.column), `${origin}. Watermark: `, h("code", {}, time.watermark), ".");
 }
 
 /** One table. */
