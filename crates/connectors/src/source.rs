@@ -9,6 +9,15 @@ use crate::probe::SampledMessage;
 use std::fmt;
 use tributary_types::Format;
 
+/// The wall clock, in nanoseconds since the epoch: the event time of a record its source
+/// gives none (the time it is read), and a generator's clock.
+pub fn now_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 /// Why reading stopped with an error: a sentence (never a secret) and what to check.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]

@@ -5,9 +5,9 @@
 //! Arroyo's impulse gives it.
 
 use crate::probe::SampledMessage;
-use crate::source::{ReadFailure, SourceReader};
+use crate::source::{ReadFailure, SourceReader, now_nanos};
 use serde_json::Value;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use tributary_types::{Format, JsonFormat};
 
 /// A generator of impulse rows.
@@ -23,14 +23,6 @@ pub(crate) struct ImpulseReader {
     interval: Option<i64>,
     /// The wall clock at the start, in nanoseconds since the epoch.
     start_time: i64,
-}
-
-/// The wall clock, in nanoseconds since the epoch.
-fn now_nanos() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 impl ImpulseReader {

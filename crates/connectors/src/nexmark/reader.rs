@@ -8,9 +8,9 @@
 //! stops after that many seconds.
 
 use crate::probe::SampledMessage;
-use crate::source::{ReadFailure, SourceReader};
+use crate::source::{ReadFailure, SourceReader, now_nanos};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use tributary_types::{Format, JsonFormat};
 
 const PERSON_PROPORTION: u64 = 1;
@@ -135,10 +135,7 @@ impl NexmarkReader {
             .and_then(Value::as_f64)
             .filter(|r| r.is_finite() && *r >= 0.0)
             .map(Duration::from_secs_f64);
-        let base = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as i64)
-            .unwrap_or(0);
+        let base = now_nanos();
         Self {
             rate,
             runtime,

@@ -14,6 +14,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_expr::PhysicalExpr;
 use std::sync::Arc;
 use tributary_connectors::probe::SampledMessage;
+use tributary_connectors::source::now_nanos;
 use tributary_formats::{BatchDecoder, CHANGE_COLUMN};
 use tributary_types::{ConnectionTable, Format};
 
@@ -289,14 +290,6 @@ impl RowAssembler {
         }
         Ok((full, changes))
     }
-}
-
-/// The wall clock, in nanoseconds since the epoch.
-fn now_nanos() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// The decoded rows without their `_change` column, and its values (a Debezium table's).
