@@ -412,4 +412,24 @@ async fn validate_query_answers_in_arroyos_shape() {
         .json();
     let message = refused["errors"][0]["message"].as_str().unwrap_or_default();
     assert!(message.contains("updating input"), "{refused}");
+    // Arroyo's first tutorial, as its console sends it: windows over Nexmark's own event
+    // time, without a WATERMARK.
+    let tutorial = "CREATE TABLE nexmark WITH (connector = 'nexmark', event_rate = '10');
+        SELECT count(*) AS count, bid.auction AS auction,
+               hop(interval '2 seconds', interval '60 seconds') AS window
+        FROM nexmark WHERE bid IS NOT NULL GROUP BY 2, window;";
+    let planned = app
+        .post(
+            "/api/v1/pipelines/validate_query",
+            json!({"query": tutorial}),
+        )
+        .await
+        .json();
+    assert_eq!(planned["errors"], json!([]), "{planned}");
+    assert!(
+        planned["graph"]["nodes"]
+            .as_array()
+            .is_some_and(|n| !n.is_empty()),
+        "{planned}"
+    );
 }
