@@ -138,9 +138,9 @@ impl Session {
                 let window = crate::deep::block_on_deep(window_into_timestamp(
                     &stmt.text, store, state, span,
                 ));
-                return Err(vec![
-                    window.unwrap_or_else(|| self.query_diagnostic(&e, span)),
-                ]);
+                let mut d = window.unwrap_or_else(|| self.query_diagnostic(&e, span));
+                crate::windows::implicit_time::explain_wildcard(&mut d, &stmt.text);
+                return Err(vec![d]);
             }
         };
         let mut problems = check_plan(&plan, span, file_writes);

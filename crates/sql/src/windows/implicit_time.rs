@@ -114,6 +114,27 @@ fn hide(plan: LogicalPlan) -> Result<LogicalPlan> {
     LogicalPlanBuilder::from(plan).project(kept)?.build()
 }
 
+/// Explain a planning failure that `_timestamp` in `*` caused: in a statement that uses
+/// event time, `*` includes it (DataFusion has no hidden columns), so an INSERT's query
+/// has one column more than its sink, and `*, _timestamp` names it twice.
+pub(crate) fn explain_wildcard(d: &mut tributary_types::Diagnostic, text: &str) {
+    if !uses_event_time(text) {
+        return;
+    }
+    let message = d.message.to_lowercase();
+    let help = if message.contains("column count doesn't match insert query") {
+        "List the query's columns instead of `*`.".to_string()
+    } else if message.contains("unique expression names") && message.contains(TIMESTAMP_COLUMN) {
+        format!("Give it another name: SELECT *, {TIMESTAMP_COLUMN} AS event_time.")
+    } else {
+        return;
+    };
+    d.notes.push(format!(
+        "this statement uses event time, so `*` includes the hidden column {TIMESTAMP_COLUMN}"
+    ));
+    d.help = Some(help);
+}
+
 /// Whether `field` is the implicit `_timestamp` (or passed on from it).
 pub(crate) fn is_implicit(field: &Field) -> bool {
     field.metadata().contains_key(IMPLICIT_TIME_METADATA)
