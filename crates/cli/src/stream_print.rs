@@ -249,7 +249,7 @@ impl RowPrinter {
                         let count = row_count(p.rows);
                         p.out.line(&count);
                     } else {
-                        err_line(&format!("({} rows)", p.rows));
+                        err_line(&row_count(p.rows));
                     }
                 }
             }

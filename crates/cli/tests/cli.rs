@@ -771,3 +771,25 @@ fn check_judges_file_sources_as_streams_and_run_previews_them_as_tables() {
         );
     }
 }
+
+/// A table that streams (its rows come slower than the printer holds them) is closed off
+/// with psql's count on stderr, in the singular for one row.
+#[test]
+fn a_streamed_result_of_one_row_says_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let out = tributary(
+        &catalog,
+        &[
+            "run",
+            "-c",
+            "CREATE TABLE slow WITH (connector = 'impulse', event_rate = '10'); \
+             SELECT counter FROM slow WHERE counter = 15 LIMIT 1",
+        ],
+        None,
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("| 15      |"), "{stdout}");
+    assert_eq!(stderr.trim(), "(1 row)", "{stderr}");
+}
