@@ -23,6 +23,11 @@ impl Stdout {
         }
     }
 
+    /// Whether output goes to a file (`\o FILE`), which never takes colour codes.
+    pub fn is_file(&self) -> bool {
+        self.file.is_some()
+    }
+
     /// Print `text` and a newline; `false` once the reader has gone.
     pub fn line(&mut self, text: &str) -> bool {
         self.write(&format!("{text}\n"))

@@ -119,7 +119,11 @@ impl<'a> Renderer<'a> {
                     out.line("");
                 }
                 match format_batches(self.format, &batches) {
-                    Ok(text) if self.colour_out && self.format == OutputFormat::Table => {
+                    Ok(text)
+                        if self.colour_out
+                            && self.format == OutputFormat::Table
+                            && !out.is_file() =>
+                    {
                         self.result(out, &crate::colour::table(&text))
                     }
                     // No rows, and raw values have no header to show for it.

@@ -120,7 +120,7 @@ impl RowPrinter {
             match format_batches(self.format, &batches) {
                 Ok(text) if text.is_empty() => {}
                 Ok(text) => {
-                    let text = if self.coloured() {
+                    let text = if self.coloured() && !p.out.is_file() {
                         crate::colour::table(&text)
                     } else {
                         text
@@ -185,7 +185,7 @@ impl RowPrinter {
                 let rule = rule(&widths);
                 p.out.line(&rule);
                 let header = table_line(&names, &widths);
-                if self.coloured() {
+                if self.coloured() && !p.out.is_file() {
                     p.out.line(&crate::colour::header_line(&header));
                 } else {
                     p.out.line(&header);

@@ -346,3 +346,40 @@ fn results_wider_or_taller_than_the_terminal_go_to_the_pager() {
     p.send_line("\\q").unwrap();
     p.exp_eof().unwrap();
 }
+
+/// `\o FILE` sends results to a file without the colour codes the terminal gets, both for
+/// a table printed whole and one that streams; `\o` alone brings them back.
+#[test]
+fn output_to_a_file_is_never_coloured() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path());
+    let file = dir.path().join("out.txt");
+    let mut p = shell(dir.path(), &catalog, &[]);
+    // On the terminal, headers are bold.
+    p.send_line("SELECT 1 AS n;").unwrap();
+    p.exp_string(LINE_DONE).unwrap();
+    p.exp_string("\x1b[1m n \x1b[0m").unwrap();
+    fresh_prompt(&mut p);
+    p.send_line(&format!("\\o {}", file.display())).unwrap();
+    fresh_prompt(&mut p);
+    p.send_line("SELECT 2 AS m;").unwrap();
+    p.exp_string(LINE_DONE).unwrap();
+    fresh_prompt(&mut p);
+    // A slow source streams its rows to the file as they come.
+    p.send_line(
+        "CREATE TABLE slow WITH (connector = 'impulse', event_rate = '10'); \
+         SELECT counter FROM slow WHERE counter = 15 LIMIT 1;",
+    )
+    .unwrap();
+    fresh_prompt(&mut p);
+    p.send_line("\\o").unwrap();
+    fresh_prompt(&mut p);
+    p.send_line("\\q").unwrap();
+    p.exp_eof().unwrap();
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        written.contains("| m |") && written.contains("| 15      |"),
+        "{written:?}"
+    );
+    assert!(!written.contains('\x1b'), "{written:?}");
+}
