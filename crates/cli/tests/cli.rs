@@ -793,3 +793,39 @@ fn a_streamed_result_of_one_row_says_one_row() {
     assert!(stdout.contains("| 15      |"), "{stdout}");
     assert_eq!(stderr.trim(), "(1 row)", "{stderr}");
 }
+
+/// A table written in a deprecated spelling (a column name as a string) is dumped in the
+/// current one, so the dump restores without a warning.
+#[test]
+fn a_dump_writes_current_option_spellings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (here, there) = (dir.path().join("here"), dir.path().join("there"));
+    let made = tributary(
+        &here,
+        &[
+            "run",
+            "-c",
+            "CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://localhost:6379', validate = false); \
+             CREATE TABLE cache (\"Key\" TEXT NOT NULL, f TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', \
+             connection_profile = 'r', type = 'sink', target = 'hash', 'target.key_prefix' = 'c:', \
+             'target.key_column' = 'Key', 'target.field_column' = 'f', format = 'json')",
+        ],
+        None,
+    );
+    assert!(
+        text(&made.stderr).contains("that form is deprecated"),
+        "{}",
+        text(&made.stderr)
+    );
+    let dumped = tributary(&here, &["catalog", "dump"], None);
+    let script = text(&dumped.stdout);
+    assert!(
+        script.contains("'target.key_column' = \"Key\",")
+            && script.contains("'target.field_column' = f,"),
+        "{script}"
+    );
+    let restored = tributary(&there, &["run", "-"], Some(&script));
+    let stderr = text(&restored.stderr);
+    assert!(restored.status.success(), "{stderr}");
+    assert!(!stderr.contains("deprecated"), "{stderr}");
+}

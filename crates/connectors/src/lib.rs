@@ -55,7 +55,7 @@ pub use connector::{
     Completions, Connector, ConnectorInfo, ProfileCheck, Roles, TableCheck, str_at,
 };
 pub use local_files::{ListError, MAX_DIRECTORIES, subdirectories};
-pub use mapping::{CompiledSchema, MapRequest, MappedOptions, map_options};
+pub use mapping::{CompiledSchema, MapRequest, MappedOptions, current_form, map_options};
 pub use markdown::connectors_markdown;
 pub use registry::{RegisteredConnector, Registry, registry};
 pub use reverse::{ConfigOptions, options_from_config};

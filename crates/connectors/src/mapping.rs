@@ -375,15 +375,10 @@ fn group(spec: &OptionSpec) -> Vec<&'static str> {
 /// Arroyo still reads intervals and column names written as strings, but has deprecated
 /// those spellings; so do we.
 fn deprecated_form(kind: ValueKind, o: &SqlOption) -> Option<Diagnostic> {
-    let OptionValue::String(text) = &o.value else {
-        return None;
-    };
-    let (what, written) = match kind {
-        ValueKind::IntervalSeconds | ValueKind::IntervalMillis | ValueKind::IntervalMicros => {
-            ("an interval", format!("INTERVAL '{text}'"))
-        }
-        ValueKind::Field => ("a column name", text.clone()),
-        _ => return None,
+    let written = current_spelling(kind, &o.value)?;
+    let what = match written {
+        OptionValue::Interval(_) => "an interval",
+        _ => "a column name",
     };
     Some(
         Diagnostic::warning(format!(
@@ -393,6 +388,35 @@ fn deprecated_form(kind: ValueKind, o: &SqlOption) -> Option<Diagnostic> {
         .with_span(o.value_span)
         .with_help(format!("Write {} = {written}.", quote_key(&o.key))),
     )
+}
+
+/// The current spelling of a value written in a deprecated form (an interval or a column
+/// name as a string); `None` when its form is current.
+fn current_spelling(kind: ValueKind, value: &OptionValue) -> Option<OptionValue> {
+    let OptionValue::String(text) = value else {
+        return None;
+    };
+    match kind {
+        ValueKind::IntervalSeconds | ValueKind::IntervalMillis | ValueKind::IntervalMicros => Some(
+            OptionValue::Interval(format!("INTERVAL '{}'", text.replace('\'', "''"))),
+        ),
+        ValueKind::Field => Some(OptionValue::Identifier(tributary_types::quote_ident(text))),
+        _ => None,
+    }
+}
+
+/// `value` of option `key` of a `connector` table (or profile) in its current spelling,
+/// when it was written in a deprecated one: what a dump writes, so its restore warns of
+/// nothing.
+pub fn current_form(connector: &str, key: &str, value: &OptionValue) -> Option<OptionValue> {
+    let entry = crate::registry().get(connector)?;
+    let c = &entry.connector;
+    let spec = c
+        .table_options()
+        .iter()
+        .chain(c.profile_options())
+        .find(|s| s.key == key)?;
+    current_spelling(spec.kind, value)
 }
 
 fn env_not_allowed(o: &SqlOption) -> Diagnostic {

@@ -60,6 +60,10 @@ pub fn dump_catalog(store: &dyn CatalogStore) -> Result<CatalogDump> {
             .map(|o| o.key.as_str())
             .collect();
         for (key, value, _) in &mut parts.options {
+            // A deprecated spelling as written is dumped in the current one.
+            if let Some(current) = tributary_connectors::current_form(&t.connector, key, value) {
+                *value = current;
+            }
             if sensitive.contains(key.as_str()) && !is_env_reference(&value.as_text()) {
                 *value = OptionValue::String(secrets.reference(&t.name, key));
             } else {

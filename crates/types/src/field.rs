@@ -409,7 +409,7 @@ const RESERVED_WORDS: &[&str] = &[
 
 /// Quote an identifier for SQL output unless it is a plain lowercase word that is not
 /// reserved, so the text parses back to the same name.
-pub(crate) fn quote_ident(name: &str) -> String {
+pub fn quote_ident(name: &str) -> String {
     let plain = !name.is_empty()
         && name
             .chars()

@@ -25,7 +25,7 @@ pub use definition::{
 };
 pub use diagnostic::{Diagnostic, Diagnostics, MAX_MESSAGE_CHARS, Severity, bound_diagnostics};
 pub use duration::{parse_data_size, parse_interval_micros};
-pub use field::{FieldType, SourceField, TimeUnit};
+pub use field::{FieldType, SourceField, TimeUnit, quote_ident};
 pub use format::{
     AvroFormat, BadData, DecimalEncoding, Format, Framing, JsonCompression, JsonFormat,
     ParquetCompression, ParquetFormat, ProtobufFormat, TimestampFormat,
