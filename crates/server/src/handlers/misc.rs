@@ -7,8 +7,8 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use tributary_sql::api::{
-    ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, PaginationQueryParams,
-    QueryValidationResult, SqlPost, SqlResponse, ValidateQueryPost,
+    ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, GlobalUdfCollection,
+    PaginationQueryParams, QueryValidationResult, SqlPost, SqlResponse, ValidateQueryPost,
 };
 
 /// Whether the server is up.
@@ -18,11 +18,11 @@ pub(crate) async fn ping() -> Answer {
     Ok(json(&"Pong"))
 }
 
-/// The user-defined functions: none yet.
+/// The functions declared with `CREATE FUNCTION`, as Arroyo's global UDFs.
 #[utoipa::path(get, path = "/v1/udfs", tag = "udfs",
-    responses((status = 200, body = EmptyCollection)))]
-pub(crate) async fn udfs() -> Answer {
-    Ok(json(&EmptyCollection { data: vec![] }))
+    responses((status = 200, body = GlobalUdfCollection)))]
+pub(crate) async fn udfs(State(state): State<AppState>) -> Answer {
+    Ok(json(&tributary_sql::api::list_udfs(&state.session)?))
 }
 
 /// Jobs: none (Tributary runs no pipelines).

@@ -49,6 +49,36 @@ async fn the_pages_every_console_page_polls() {
 }
 
 #[tokio::test]
+async fn declared_functions_are_listed_as_arroyos_global_udfs() {
+    let app = app();
+    let made = app
+        .post(
+            "/api/v1/sql",
+            json!({"sql": "CREATE FUNCTION double_it(x BIGINT) RETURNS BIGINT"}),
+        )
+        .await;
+    assert_eq!(made.status, 200, "{}", made.json());
+    let udfs = app.get("/api/v1/udfs").await.json();
+    let data = udfs["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "{udfs}");
+    let f = &data[0];
+    assert_eq!(f["name"], "double_it", "{udfs}");
+    assert_eq!(f["id"], "double_it", "{udfs}");
+    assert_eq!(f["prefix"], "", "{udfs}");
+    assert!(
+        f["definition"].as_str().is_some_and(
+            |d| d.starts_with("CREATE FUNCTION \"double_it\"(") && d.contains("RETURNS")
+        ),
+        "{udfs}"
+    );
+    assert!(f["created_at"].as_i64().is_some_and(|t| t > 0), "{udfs}");
+    // Dropped, it is gone.
+    app.post("/api/v1/sql", json!({"sql": "DROP FUNCTION double_it"}))
+        .await;
+    assert_eq!(app.get("/api/v1/udfs").await.json(), json!({"data": []}));
+}
+
+#[tokio::test]
 async fn connectors_carry_what_the_wizard_reads() {
     let app = app();
     let r = app.get("/api/v1/connectors").await;

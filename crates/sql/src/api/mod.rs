@@ -15,6 +15,7 @@ mod run;
 mod sql_stream;
 mod statements;
 mod tables;
+mod udfs;
 mod views;
 
 pub use bodies::{
@@ -38,6 +39,7 @@ pub use tables::{
     create_sql, create_table, delete_table, find_table, get_table, list_tables, patch_table,
     table_body_sql,
 };
+pub use udfs::{GlobalUdfCollection, GlobalUdfView, list_udfs};
 pub(crate) use views::with_table_options;
 pub use views::{
     ConnectionAutocompleteResp, ConnectionProfileCollection, ConnectionProfileView,

@@ -653,10 +653,10 @@ pub struct SqlResponse {
     pub suppressed_diagnostics: usize,
 }
 
-/// `{"data": []}`: GET /udfs, /jobs.
+/// `{"data": []}`: GET /jobs.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct EmptyCollection {
-    /// Always empty: Tributary declares no UDFs and runs no jobs.
+    /// Always empty: Tributary runs no jobs.
     #[schema(value_type = Vec<Object>)]
     pub data: Vec<Value>,
 }
