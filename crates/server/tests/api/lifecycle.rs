@@ -267,6 +267,38 @@ async fn names_are_unique_over_rest_too() {
     assert_eq!(r.status, 400);
 }
 
+#[tokio::test]
+async fn deleting_a_table_a_view_reads_is_a_conflict() {
+    let app = app();
+    let made = app
+        .post(
+            "/api/v1/connection_tables",
+            json!({"name": "read_by_view", "connector": "impulse", "config": {"event_rate": 1}}),
+        )
+        .await
+        .json();
+    let r = app
+        .post(
+            "/api/v1/sql",
+            json!({"sql": "CREATE VIEW reader AS SELECT counter FROM read_by_view"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let id = made["id"].as_str().unwrap();
+    let r = app
+        .call("DELETE", &format!("/api/v1/connection_tables/{id}"), None)
+        .await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    let e = r.json();
+    assert_eq!(e["code"], "in_use", "{e}");
+    assert!(e["error"].as_str().unwrap().contains("reader"), "{e}");
+    // The table is still there.
+    let r = app
+        .call("GET", &format!("/api/v1/connection_tables/{id}"), None)
+        .await;
+    assert_eq!(r.status, 200);
+}
+
 /// Every string in a JSON value.
 fn texts(v: &Value, out: &mut String) {
     out.push_str(&v.to_string());

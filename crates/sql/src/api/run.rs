@@ -30,17 +30,22 @@ pub(crate) fn body_error(e: &StatementError, stmt: &WrittenStatement) -> ApiErro
     ApiError::from_diagnostics(status, code, diagnostics)
 }
 
-/// The status and code of a failed statement, from its first error.
+/// The status and code of a failed statement: by the stable codes of its errors (a
+/// refusal to reach something, a name taken, an object in use), else from its first
+/// error's wording.
 pub(crate) fn classify(diags: &[Diagnostic]) -> (ApiStatus, &'static str) {
+    use tributary_types::codes;
     let Some(first) = diags.iter().find(|d| d.is_error()) else {
         return (ApiStatus::BadRequest, "invalid_definition");
     };
+    let coded = |code| diags.iter().any(|d| d.is_error() && d.code == Some(code));
     let m = first.message.as_str();
-    if diags
-        .iter()
-        .any(|d| d.is_error() && d.code == Some(tributary_types::codes::FORBIDDEN))
-    {
+    if coded(codes::FORBIDDEN) {
         (ApiStatus::Forbidden, "forbidden")
+    } else if coded(codes::IN_USE) {
+        (ApiStatus::Conflict, "in_use")
+    } else if coded(codes::ALREADY_EXISTS) {
+        (ApiStatus::Conflict, "already_exists")
     } else if m.starts_with("the connection test of") {
         (ApiStatus::BadRequest, "connection_failed")
     } else if m.ends_with("already exists") {
