@@ -195,6 +195,14 @@ async fn patching_a_profile_cannot_break_its_tables() {
     assert_eq!(r.status, 200, "{}", r.text());
     let changed = r.json();
     assert_eq!(changed["config"]["bootstrapServers"], "127.0.0.1:3");
+    // The answer names the profile's tables, as a GET does, and so does a table's view.
+    assert_eq!(changed["tables"], json!(["events"]), "{changed}");
+    let table = app.get("/api/v1/connection_tables/events").await.json();
+    assert_eq!(
+        table["connection_profile"]["tables"],
+        json!(["events"]),
+        "{table}"
+    );
     assert_eq!(
         changed["config"]["schemaRegistryEnum"]["endpoint"],
         "http://127.0.0.1:2"

@@ -72,13 +72,22 @@ pub fn list_profiles(session: &Session) -> Result<ConnectionProfileCollection, A
 pub fn get_profile(session: &Session, key: &str) -> Result<ConnectionProfileView, ApiError> {
     let store = session.store();
     let p = find_profile(store.as_ref(), key)?;
+    profile_view(store.as_ref(), &p)
+}
+
+/// The view of a stored profile with the names of the tables that use it: what every
+/// answer about one profile shows (a GET, a PATCH, a table's nested profile).
+pub(crate) fn profile_view(
+    store: &dyn CatalogStore,
+    p: &ConnectionProfile,
+) -> Result<ConnectionProfileView, ApiError> {
     let mut tables = Vec::new();
     for id in store.dependents(&p.id).map_err(catalog)? {
         if let Some(t) = store.table(&id).map_err(catalog)? {
             tables.push(t.name);
         }
     }
-    Ok(ConnectionProfileView::with_tables(&p, tables))
+    Ok(ConnectionProfileView::with_tables(p, tables))
 }
 
 /// `POST /connection_profiles`: `CREATE CONNECTION PROFILE`, tested before it is stored
@@ -267,7 +276,7 @@ pub async fn patch_profile(
         .profile(&profile.id)
         .map_err(catalog)?
         .ok_or_else(|| ApiError::not_found("Connection profile"))?;
-    let mut view = ConnectionProfileView::of(&stored);
+    let mut view = profile_view(session.store().as_ref(), &stored)?;
     view.warnings = warnings(&result.warnings, &stmt);
     Ok(view)
 }

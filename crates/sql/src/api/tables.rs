@@ -13,7 +13,7 @@ use crate::sql_text::{WrittenStatement, ident, table_parts_of};
 use std::collections::HashMap;
 use tributary_catalog::CatalogStore;
 use tributary_types::limits::MAX_PAGE_SIZE;
-use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
+use tributary_types::{ConnectionTable, ProfileId, TableId};
 
 /// The page size when none is asked for (Arroyo's).
 const DEFAULT_PAGE_SIZE: i64 = 10;
@@ -52,24 +52,29 @@ pub(crate) fn profile_name(
     }
 }
 
-/// The view of `t`, with its profile read (through `cache`).
+/// The view of `t`, with its profile (and the profile's tables) read through `cache`.
 fn view(
     store: &dyn CatalogStore,
     t: &ConnectionTable,
-    cache: &mut HashMap<ProfileId, Option<ConnectionProfile>>,
+    cache: &mut HashMap<ProfileId, Option<super::ConnectionProfileView>>,
 ) -> Result<ConnectionTableView, ApiError> {
     let profile = match &t.profile {
         None => None,
         Some(id) => match cache.get(id) {
             Some(p) => p.clone(),
             None => {
-                let p = store.profile(id).map_err(catalog)?;
+                let p = match store.profile(id).map_err(catalog)? {
+                    Some(p) => Some(super::profiles::profile_view(store, &p)?),
+                    None => None,
+                };
                 cache.insert(id.clone(), p.clone());
                 p
             }
         },
     };
-    Ok(ConnectionTableView::of(t, profile.as_ref()))
+    let mut view = ConnectionTableView::of(t, None);
+    view.connection_profile = profile;
+    Ok(view)
 }
 
 /// `GET /connection_tables`: one page, newest first.
