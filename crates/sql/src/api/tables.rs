@@ -13,7 +13,7 @@ use crate::sql_text::{WrittenStatement, ident, table_parts_of};
 use std::collections::HashMap;
 use tributary_catalog::CatalogStore;
 use tributary_types::limits::MAX_PAGE_SIZE;
-use tributary_types::{ConnectionTable, ProfileId, TableId};
+use tributary_types::{ConnectionProfile, ConnectionTable, ProfileId, TableId};
 
 /// The page size when none is asked for (Arroyo's).
 const DEFAULT_PAGE_SIZE: i64 = 10;
@@ -52,11 +52,15 @@ pub(crate) fn profile_name(
     }
 }
 
+/// A profile as a table's view needs it: the record (its name goes into `create_sql`)
+/// and its view with the tables that use it.
+type ProfileOfTable = Option<(ConnectionProfile, super::ConnectionProfileView)>;
+
 /// The view of `t`, with its profile (and the profile's tables) read through `cache`.
 fn view(
     store: &dyn CatalogStore,
     t: &ConnectionTable,
-    cache: &mut HashMap<ProfileId, Option<super::ConnectionProfileView>>,
+    cache: &mut HashMap<ProfileId, ProfileOfTable>,
 ) -> Result<ConnectionTableView, ApiError> {
     let profile = match &t.profile {
         None => None,
@@ -64,7 +68,10 @@ fn view(
             Some(p) => p.clone(),
             None => {
                 let p = match store.profile(id).map_err(catalog)? {
-                    Some(p) => Some(super::profiles::profile_view(store, &p)?),
+                    Some(p) => {
+                        let view = super::profiles::profile_view(store, &p)?;
+                        Some((p, view))
+                    }
                     None => None,
                 };
                 cache.insert(id.clone(), p.clone());
@@ -72,8 +79,8 @@ fn view(
             }
         },
     };
-    let mut view = ConnectionTableView::of(t, None);
-    view.connection_profile = profile;
+    let mut view = ConnectionTableView::of(t, profile.as_ref().map(|(p, _)| p));
+    view.connection_profile = profile.map(|(_, v)| v);
     Ok(view)
 }
 
