@@ -808,7 +808,10 @@ fn a_dump_writes_current_option_spellings() {
             "CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://localhost:6379', validate = false); \
              CREATE TABLE cache (\"Key\" TEXT NOT NULL, f TEXT NOT NULL, v BIGINT) WITH (connector = 'redis', \
              connection_profile = 'r', type = 'sink', target = 'hash', 'target.key_prefix' = 'c:', \
-             'target.key_column' = 'Key', 'target.field_column' = 'f', format = 'json')",
+             'target.key_column' = 'Key', 'target.field_column' = 'f', format = 'json'); \
+             CREATE TABLE files (x BIGINT) WITH (connector = 'filesystem', \
+             path = '/tmp/tributary-dump-spelling', type = 'sink', format = 'json', \
+             'rolling_policy.interval' = '5 minutes')",
         ],
         None,
     );
@@ -821,7 +824,8 @@ fn a_dump_writes_current_option_spellings() {
     let script = text(&dumped.stdout);
     assert!(
         script.contains("'target.key_column' = \"Key\",")
-            && script.contains("'target.field_column' = f,"),
+            && script.contains("'target.field_column' = f,")
+            && script.contains("'rolling_policy.interval' = INTERVAL '5 minutes'"),
         "{script}"
     );
     let restored = tributary(&there, &["run", "-"], Some(&script));

@@ -28,34 +28,34 @@ pub(crate) struct TableShape<'a> {
 
 /// A table's generated columns and watermark as compared, here.
 pub(crate) fn extras_here(t: &ConnectionTable) -> (Vec<String>, Option<String>) {
-    let generated = t
-        .virtual_columns
-        .iter()
-        .map(|v| format!("{} = {}", v.name, v.expression))
-        .collect();
-    let watermark = t
-        .watermark
-        .as_ref()
-        .map(|w| watermark_text(&w.column, w.expression.as_deref()));
-    (generated, watermark)
+    extras(
+        t.virtual_columns.iter().map(|v| (&v.name, &v.expression)),
+        t.watermark.as_ref(),
+    )
 }
 
 /// A table's generated columns and watermark as compared, as the other side shows them.
 pub(crate) fn extras_there(t: &RemoteTable) -> (Vec<String>, Option<String>) {
-    let generated = t
-        .virtual_columns
-        .iter()
-        .map(|v| format!("{} = {}", v.name, v.expression))
-        .collect();
-    let watermark = t
-        .watermark
-        .as_ref()
-        .map(|w| watermark_text(&w.column, w.expression.as_deref()));
-    (generated, watermark)
+    extras(
+        t.virtual_columns.iter().map(|v| (&v.name, &v.expression)),
+        t.watermark.as_ref(),
+    )
 }
 
-fn watermark_text(column: &str, expression: Option<&str>) -> String {
-    format!("{column} AS {}", expression.unwrap_or(column))
+/// Generated columns as `name = expression`, and the watermark as `column AS expression`.
+fn extras<'a>(
+    generated: impl Iterator<Item = (&'a String, &'a String)>,
+    watermark: Option<&tributary_types::Watermark>,
+) -> (Vec<String>, Option<String>) {
+    let generated = generated.map(|(n, e)| format!("{n} = {e}")).collect();
+    let watermark = watermark.map(|w| {
+        format!(
+            "{} AS {}",
+            w.column,
+            w.expression.as_deref().unwrap_or(&w.column)
+        )
+    });
+    (generated, watermark)
 }
 
 /// The parts of two profiles that differ.
