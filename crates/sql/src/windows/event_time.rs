@@ -193,7 +193,7 @@ fn carry_time(plan: LogicalPlan, depth: usize) -> Option<LogicalPlan> {
                 .map(LogicalPlan::SubqueryAlias)
         }
         plan @ (LogicalPlan::Filter(_) | LogicalPlan::Sort(_) | LogicalPlan::Limit(_)) => {
-            let input = carry_time(plan.inputs()[0].clone(), depth + 1)?;
+            let input = carry_time((*plan.inputs().first()?).clone(), depth + 1)?;
             let exprs = plan.expressions();
             plan.with_new_exprs(exprs, vec![input]).ok()
         }
