@@ -10,15 +10,18 @@ pub type Result<T, E = CatalogError> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// Another process holds the catalog open.
-    #[error("catalog '{}' is in use by {}", path.display(), match server {
-        Some(url) => format!("the Tributary server at {url}"),
-        None => "another process".to_string(),
+    #[error("catalog '{}' is in use by {}", path.display(), match (server, holder) {
+        (Some(url), _) => format!("the Tributary server at {url}"),
+        (None, Some(h)) => h.to_string(),
+        (None, None) => "another process".to_string(),
     })]
     InUse {
         /// The catalog's location.
         path: PathBuf,
         /// The address of the `tributary serve` holding it, when a server does.
         server: Option<String>,
+        /// The process holding it, as it recorded itself, when it still runs.
+        holder: Option<crate::sled_files::Holder>,
     },
     /// The catalog's files could not be read or written.
     #[error("cannot open catalog '{}': {source}", path.display())]

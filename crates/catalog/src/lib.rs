@@ -37,6 +37,6 @@ pub use ids::{new_profile_id, new_table_id, now_micros};
 pub use overlay::OverlayStore;
 pub use pg_conn::{is_postgres_url, postgres_application_name, postgres_url_shown};
 pub use pg_store::PostgresStore;
-pub use sled_files::{LockWait, ServerNotice};
+pub use sled_files::{Holder, LockWait, ServerNotice, describe_this_process};
 pub use sled_store::SledStore;
 pub use store::{CatalogStore, Change, ObjectKind};

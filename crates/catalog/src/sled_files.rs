@@ -59,6 +59,7 @@ impl LockWait<'_> {
                     return Err(CatalogError::InUse {
                         path: path.to_path_buf(),
                         server: announced_server(path),
+                        holder: Holder::of(path),
                     });
                 }
                 Busy::Taken => {
@@ -106,11 +107,73 @@ pub(crate) fn lock_catalog(path: &Path, wait: LockWait<'_>) -> Result<File> {
             Some(url) => Busy::Done(Err(CatalogError::InUse {
                 path: path.to_path_buf(),
                 server: Some(url),
+                holder: None,
             })),
             None => Busy::Taken,
         },
     })?;
+    Holder::record(&lock).map_err(io)?;
     Ok(lock)
+}
+
+/// What this process calls itself in the lock file (`tributary repl`), set once by the
+/// program; the executable's name otherwise. Never the whole command line: its
+/// arguments may hold a token.
+static DESCRIPTION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Name this process, for the message another process gets when it finds the catalog
+/// taken (`catalog '...' is in use by process 4242 (tributary repl)`).
+pub fn describe_this_process(description: impl Into<String>) {
+    let _ = DESCRIPTION.set(description.into());
+}
+
+/// The process holding a catalog, as it recorded itself in the lock file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Its process id.
+    pub pid: u32,
+    /// What it called itself.
+    pub description: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "process {} ({})", self.pid, self.description)
+    }
+}
+
+impl Holder {
+    /// Write this process into the lock file it holds.
+    fn record(mut lock: &File) -> std::io::Result<()> {
+        use std::io::{Seek, Write};
+        let description = DESCRIPTION.get().cloned().unwrap_or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "an unnamed program".into())
+        });
+        lock.set_len(0)?;
+        lock.seek(std::io::SeekFrom::Start(0))?;
+        // One line, and short: it is shown in another process's error message.
+        let description: String = description
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(80)
+            .collect();
+        write!(lock, "{}\n{description}\n", std::process::id())?;
+        lock.flush()
+    }
+
+    /// The holder recorded in the catalog at `path`, if that process still runs.
+    fn of(path: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(path.join(LOCK_FILE)).ok()?;
+        let mut lines = text.lines();
+        let pid: u32 = lines.next()?.trim().parse().ok()?;
+        let description = lines.next()?.trim().to_string();
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        (alive && pid != std::process::id() && !description.is_empty())
+            .then_some(Self { pid, description })
+    }
 }
 
 /// The commit lock file of the catalog at `path`.

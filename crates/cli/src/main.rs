@@ -49,6 +49,18 @@ fn main() -> ExitCode {
         output::Stdout::default().write(&String::from_utf8_lossy(&script));
         return ExitCode::SUCCESS;
     }
+    // Another process that finds the catalog taken is told which command holds it.
+    tributary_catalog::describe_this_process(match &cli.command {
+        Some(Command::Run(_)) => "tributary run",
+        Some(Command::Check(_)) => "tributary check",
+        Some(Command::Repl) => "tributary repl",
+        None if std::io::stdin().is_terminal() => "tributary repl",
+        None => "tributary (a script on standard input)",
+        Some(Command::Serve(_)) => "tributary serve",
+        Some(Command::Catalog(_)) => "tributary catalog",
+        Some(Command::Arroyo(_)) => "tributary arroyo",
+        Some(Command::Completions { .. }) => "tributary completions",
+    });
     let runtime = match &cli.command {
         Some(Command::Serve(_)) => tokio::runtime::Builder::new_multi_thread(),
         _ => tokio::runtime::Builder::new_current_thread(),

@@ -32,6 +32,11 @@ pub const COMMANDS: &[CommandDoc] = &[
         summary: "list tables, or describe a table or profile",
     },
     CommandDoc {
+        name: "\\dt",
+        argument: "",
+        summary: "list tables",
+    },
+    CommandDoc {
         name: "\\dp",
         argument: "",
         summary: "list connection profiles",
@@ -272,5 +277,29 @@ mod tests {
             "{one}"
         );
         assert!(statement_help(Some("vacuum")).is_err());
+    }
+
+    /// `\?`, the parser and docs/cli.md's table list the same commands.
+    #[test]
+    fn the_listed_the_parsed_and_the_documented_commands_are_the_same() {
+        for c in COMMANDS {
+            let parsed = parse(c.name);
+            assert!(
+                !matches!(&parsed, Some(Meta::Bad(m)) if m.contains("unknown command")),
+                "{} is listed but not a command",
+                c.name
+            );
+        }
+        let docs = include_str!("../../../docs/cli.md");
+        let documented: Vec<&str> = docs
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `\\"))
+            .filter_map(|l| l.split(['`', ' ']).next())
+            .collect();
+        let listed: Vec<String> = COMMANDS
+            .iter()
+            .map(|c| c.name.trim_start_matches('\\').to_string())
+            .collect();
+        assert_eq!(documented, listed, "docs/cli.md and \\? differ");
     }
 }

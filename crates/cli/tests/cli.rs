@@ -82,7 +82,7 @@ fn check_reports_every_error_with_carets_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     let expected = format!(
-        "error: unknown option 'topik' for table of connector 'kafka'\n --> {}:4:5\n  |\n4 |     topik = 'x',\n  |     ^^^^^\n  = note: DESCRIBE CONNECTOR kafka lists the valid options\n  = help: Did you mean 'topic'?\n",
+        "error: unknown option 'topik' for table 't' of connector 'kafka'\n --> {}:4:5\n  |\n4 |     topik = 'x',\n  |     ^^^^^\n  = note: DESCRIBE CONNECTOR kafka lists the valid options\n  = help: Did you mean 'topic'?\n",
         script.display()
     );
     assert!(err.starts_with(&expected), "{err}");
@@ -156,14 +156,45 @@ fn a_second_process_gets_catalog_in_use() {
     let err = text(&out.stderr);
     assert!(
         err.contains(&format!(
-            "catalog '{}' is in use by another process",
-            catalog.display()
+            "catalog '{}' is in use by process {} (",
+            catalog.display(),
+            std::process::id()
         )),
         "{err}"
     );
     drop(held);
     let out = tributary(&catalog, &["run", "-c", "SHOW TABLES"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Held by another tributary: the message says which process, and which command.
+    let mut shell = repl(dir.path(), &catalog);
+    let (lines, _all) = read_lines(shell.stdout.take().unwrap());
+    shell
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"SELECT 'open' AS s;\n")
+        .unwrap();
+    while !lines
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap()
+        .contains("open")
+    {}
+    let out = tributary(
+        &catalog,
+        &["--lock-timeout", "0s", "run", "-c", "SHOW TABLES"],
+        None,
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "catalog '{}' is in use by process {} (tributary repl)",
+            catalog.display(),
+            shell.id()
+        )),
+        "{err}"
+    );
+    shell.kill().unwrap();
+    shell.wait().unwrap();
 }
 
 /// `tributary repl` on `catalog`, with its history under `home`, all three streams piped.
@@ -832,4 +863,35 @@ fn a_dump_writes_current_option_spellings() {
     let stderr = text(&restored.stderr);
     assert!(restored.status.success(), "{stderr}");
     assert!(!stderr.contains("deprecated"), "{stderr}");
+}
+
+/// A refused column type is the root cause: what refers to the column, or the table's
+/// columns as a whole, is not reported after it.
+#[test]
+fn a_refused_column_type_is_reported_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    for (sql, errors) in [
+        (
+            "CREATE TABLE s (a UUID, ts SMALLINT, n BIGINT GENERATED ALWAYS AS (a + 1), PRIMARY KEY (a), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (connector = 'kafka', bootstrap_servers = 'h:1', topic = 's', type = 'source', format = 'json');",
+            2,
+        ),
+        (
+            "CREATE TABLE s (a UUID) WITH (connector = 'kafka', bootstrap_servers = 'h:1', topic = 's', type = 'source', format = 'json');",
+            1,
+        ),
+        (
+            "CREATE TABLE i (counter SMALLINT, subtask_index BIGINT) WITH (connector = 'impulse', event_rate = '1');",
+            1,
+        ),
+    ] {
+        let out = tributary(&catalog, &["check", "-c", sql], None);
+        let said = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert_eq!(said.matches("error:").count(), errors, "{sql}\n{said}");
+        assert!(
+            said.contains("which cannot be used in a connection table"),
+            "{said}"
+        );
+    }
 }

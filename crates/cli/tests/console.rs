@@ -225,7 +225,20 @@ async fn the_wizard_creates_an_mqtt_profile_tested_live_and_a_table_reading_samp
     next_step(&b, "Next", "Table").await;
     b.fill("Topic", &topic).await;
     next_step(&b, "Next", "Schema").await;
-    // Columns listed by hand, plus a metadata column.
+    // Inferred from the retained message, read from the broker with the wizard's settings.
+    b.click(&b.labelled("Infer from sample messages").await)
+        .await;
+    b.click_button("Read sample messages").await;
+    let inferred = b
+        .wait_text("main", "Inferred 2 columns from 1 message")
+        .await;
+    assert!(
+        inferred.contains("device") && inferred.contains("reading"),
+        "{inferred}"
+    );
+    b.shot("mqtt-inferred").await;
+    // Then listed by hand instead.
+    b.click(&b.labelled("List the columns").await).await;
     b.type_into(&b.find("input[aria-label='Column 1 name']").await, "device")
         .await;
     b.click_button("Add a column").await;

@@ -616,7 +616,6 @@ async fn drive_routes(server: &Server, peer: u16) {
             ("POST", "/connection_tables/schemas/infer") => {
                 let body = json!({"table": rest_table.clone(), "limit": 2});
                 request(server, method, path, Some(body)).await;
-                request(server, method, path, Some(rest_table.clone())).await;
             }
             ("GET", "/connection_tables/{id}") => {
                 for t in TABLES.iter().chain(&["rest_t"]) {

@@ -122,6 +122,23 @@ fn tab_completes_names_options_and_values_where_they_fit() {
     p.exp_string("'earliest'").unwrap();
     p.exp_string("'group'").unwrap();
     clear(&mut p);
+    // A completed value stays as it is, however often Tab is pressed after it: the
+    // statement runs as completed.
+    typed(
+        &mut p,
+        "CREATE TABLE tabbed (id INT) WITH (connector = 'kafka', connection_profile = 'pr\t\t\t",
+    );
+    typed(
+        &mut p,
+        ", topic = 't', type = 'source', source.offset = 'ea\t\t\t",
+    );
+    typed(&mut p, ", format = 'json');\r");
+    p.exp_string("CREATE TABLE").unwrap();
+    fresh_prompt(&mut p);
+    p.send_line("SHOW CREATE TABLE tabbed;").unwrap();
+    p.exp_string("'connection_profile' = 'prod'").unwrap();
+    p.exp_string("'source.offset' = 'earliest'").unwrap();
+    fresh_prompt(&mut p);
     // Columns of the table the query reads, with the cursor before FROM.
     columns_complete_before_from(&mut p);
     // A statement over two lines: the first line decides what the second completes.
@@ -309,6 +326,31 @@ fn ctrl_c_stops_a_streaming_query_and_the_shell_goes_on() {
     fresh_prompt(&mut p);
     p.send_line("\\q").unwrap();
     p.exp_eof().unwrap();
+}
+
+#[test]
+fn over_a_server_ctrl_c_stops_a_streaming_query_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path());
+    let server = Server::start(&catalog, dir.path().join("server.log"));
+    let mut p = shell_with(
+        dir.path(),
+        &["--server", &server.url, "--token", TOKEN],
+        &[],
+    );
+    p.send_line("SELECT counter FROM ticks;").unwrap();
+    p.exp_string("| 100 ").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("cancelled: the query was stopped after")
+        .unwrap();
+    fresh_prompt(&mut p);
+    p.send_line("SELECT 'still here' AS s;").unwrap();
+    p.exp_string(LINE_DONE).unwrap();
+    p.exp_string("still here").unwrap();
+    fresh_prompt(&mut p);
+    p.send_line("\\q").unwrap();
+    p.exp_eof().unwrap();
+    drop(server);
 }
 
 #[test]

@@ -134,6 +134,8 @@ pub struct ProfileCheck<'a> {
     pub options: &'a MappedOptions,
     /// Where the statement is.
     pub statement_span: Span,
+    /// What the settings are for, as messages name it (`connection profile 'prod'`).
+    pub object: &'a str,
 }
 
 impl ProfileCheck<'_> {

@@ -79,7 +79,8 @@ impl MappedOptions {
 pub struct MapRequest<'a> {
     /// The connector id, for messages.
     pub connector: &'a str,
-    /// `connection profile` or `table`, for messages.
+    /// What the options are for, as messages name it: `table 'orders'`,
+    /// `connection profile 'prod'`.
     pub object: &'a str,
     /// The option declarations.
     pub specs: &'a [OptionSpec],
@@ -92,9 +93,9 @@ pub struct MapRequest<'a> {
 }
 
 impl MapRequest<'_> {
-    /// `a nats table`, for messages.
+    /// `table 'events' of connector 'nats'`, for messages.
     fn object_phrase(&self) -> String {
-        format!("a {} {}", self.connector, self.object)
+        format!("{} of connector '{}'", self.object, self.connector)
     }
 }
 
@@ -843,9 +844,8 @@ fn schema_error(
         ))
         .with_span(span_for(path)),
         _ => Diagnostic::error(format!(
-            "invalid {} settings for connector '{}' at '{}': {detail}",
-            req.object,
-            req.connector,
+            "invalid settings for {} at '{}': {detail}",
+            req.object_phrase(),
             key_for(path)
         ))
         .with_span(if path.is_empty() {

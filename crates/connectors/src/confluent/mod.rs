@@ -58,10 +58,13 @@ impl Connector for Confluent {
             for key in ["schema_registry.api_key", "schema_registry.api_secret"] {
                 if !cx.options.spans.contains_key(key) {
                     out.push(
-                        Diagnostic::error(format!("missing required option '{key}' for connection profile of connector 'confluent'"))
-                            .with_span(cx.span_of("schema_registry.endpoint"))
-                            .with_note("Confluent Cloud's schema registry needs an API key and secret")
-                            .with_help(format!("Add '{key}' = '...' to the WITH clause.")),
+                        Diagnostic::error(format!(
+                            "missing required option '{key}' for {} of connector 'confluent'",
+                            cx.object
+                        ))
+                        .with_span(cx.span_of("schema_registry.endpoint"))
+                        .with_note("Confluent Cloud's schema registry needs an API key and secret")
+                        .with_help(format!("Add '{key}' = '...' to the WITH clause.")),
                     );
                 }
             }

@@ -22,7 +22,8 @@ pub(crate) async fn list(State(state): State<AppState>) -> Answer {
 #[utoipa::path(post, path = "/v1/connection_profiles", tag = "connection_profiles",
     request_body = ConnectionProfilePost,
     responses((status = 200, body = ConnectionProfileView), (status = 400, body = ErrorResp),
-        (status = 409, body = ErrorResp), (status = 429, body = ErrorResp)))]
+        (status = 403, body = ErrorResp), (status = 409, body = ErrorResp),
+        (status = 429, body = ErrorResp)))]
 pub(crate) async fn create(
     State(state): State<AppState>,
     ApiJson(post): ApiJson<ConnectionProfilePost>,
@@ -75,7 +76,8 @@ pub(crate) async fn get(State(state): State<AppState>, Path(id): Path<String>) -
     params(("id" = String, Path, description = "The profile's id (cp_...) or name")),
     request_body = ConnectionProfilePatch,
     responses((status = 200, body = ConnectionProfileView), (status = 400, body = ErrorResp),
-        (status = 404, body = ErrorResp), (status = 409, body = ErrorResp)))]
+        (status = 403, body = ErrorResp), (status = 404, body = ErrorResp),
+        (status = 409, body = ErrorResp), (status = 429, body = ErrorResp)))]
 pub(crate) async fn patch(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -57,7 +57,7 @@ pub(crate) async fn list(
 #[utoipa::path(post, path = "/v1/connection_tables", tag = "connection_tables",
     request_body = ConnectionTablePost,
     responses((status = 200, body = ConnectionTableView), (status = 400, body = ErrorResp),
-        (status = 409, body = ErrorResp)))]
+        (status = 403, body = ErrorResp), (status = 409, body = ErrorResp)))]
 pub(crate) async fn create(
     State(state): State<AppState>,
     ApiJson(post): ApiJson<ConnectionTablePost>,
@@ -78,7 +78,8 @@ pub(crate) async fn create(
 #[utoipa::path(post, path = "/v1/connection_tables/test", tag = "connection_tables",
     request_body = ConnectionTablePost,
     responses((status = 200, description = "text/event-stream of TestSourceMessage", content_type = "text/event-stream", body = api::TestSourceMessage),
-        (status = 400, body = ErrorResp), (status = 429, body = ErrorResp)))]
+        (status = 400, body = ErrorResp), (status = 403, body = ErrorResp),
+        (status = 429, body = ErrorResp)))]
 pub(crate) async fn test(
     State(state): State<AppState>,
     ApiJson(post): ApiJson<ConnectionTablePost>,
@@ -102,7 +103,7 @@ pub(crate) async fn test_schema(ApiJson(body): ApiJson<Value>) -> Answer {
 #[utoipa::path(post, path = "/v1/connection_tables/schemas/infer", tag = "connection_tables",
     request_body = SchemaInferPost,
     responses((status = 200, body = InferredSchema), (status = 400, body = ErrorResp),
-        (status = 429, body = ErrorResp)))]
+        (status = 403, body = ErrorResp), (status = 429, body = ErrorResp)))]
 pub(crate) async fn infer_schema(
     State(state): State<AppState>,
     ApiJson(post): ApiJson<SchemaInferPost>,
@@ -131,7 +132,8 @@ pub(crate) async fn get(
     params(("id" = String, Path, description = "The table's id (ct_...) or name")),
     request_body = ConnectionTablePatch,
     responses((status = 200, body = ConnectionTableView), (status = 400, body = ErrorResp),
-        (status = 404, body = ErrorResp), (status = 409, body = ErrorResp)))]
+        (status = 403, body = ErrorResp), (status = 404, body = ErrorResp),
+        (status = 409, body = ErrorResp)))]
 pub(crate) async fn patch(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -143,7 +145,8 @@ pub(crate) async fn patch(
 /// Delete a table (`DROP TABLE`).
 #[utoipa::path(delete, path = "/v1/connection_tables/{id}", tag = "connection_tables",
     params(("id" = String, Path, description = "The table's id (ct_...) or name")),
-    responses((status = 200, description = "Deleted (empty body)"), (status = 404, body = ErrorResp)))]
+    responses((status = 200, description = "Deleted (empty body)"), (status = 404, body = ErrorResp),
+        (status = 409, body = ErrorResp)))]
 pub(crate) async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Answer {
     api::delete_table(&state.session, &id).await?;
     Ok(empty())

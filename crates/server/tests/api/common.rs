@@ -57,6 +57,19 @@ pub fn app() -> App {
 pub fn app_with(configure: impl FnOnce(ServerConfig) -> ServerConfig) -> App {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SledStore::open(dir.path()).unwrap());
+    app_on(store, dir, configure)
+}
+
+/// A router over `store` (PostgreSQL, say), configured as by default.
+pub fn app_over(store: Arc<dyn tributary_catalog::CatalogStore>) -> App {
+    app_on(store, tempfile::tempdir().unwrap(), |c| c)
+}
+
+fn app_on(
+    store: Arc<dyn tributary_catalog::CatalogStore>,
+    dir: tempfile::TempDir,
+    configure: impl FnOnce(ServerConfig) -> ServerConfig,
+) -> App {
     let session = Arc::new(Session::new(store));
     let config = configure(ServerConfig::new(Auth::tokens([TOKEN])));
     App {
@@ -126,6 +139,27 @@ pub async fn hanging_peer() -> u16 {
         let mut held = Vec::new();
         while let Ok((socket, _)) = listener.accept().await {
             held.push(socket);
+        }
+    });
+    port
+}
+
+/// An HTTP server that answers every request with `body` as JSON.
+pub async fn json_peer(body: &'static str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
         }
     });
     port

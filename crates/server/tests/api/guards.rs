@@ -288,7 +288,7 @@ async fn concurrent_tests_beyond_the_limit_are_429_until_one_ends() {
     let infer = app
         .post(
             "/api/v1/connection_tables/schemas/infer",
-            hanging_sse_table(port, "third"),
+            json!({"table": hanging_sse_table(port, "third"), "limit": 5}),
         )
         .await;
     assert_eq!(infer.status, 429);

@@ -189,7 +189,7 @@ async fn patching_a_profile_cannot_break_its_tables() {
         .call(
             "PATCH",
             &format!("/api/v1/connection_profiles/{id}"),
-            Some(json!({"config": {"bootstrapServers": "127.0.0.1:3"}})),
+            Some(json!({"config": {"bootstrapServers": "127.0.0.1:3"}, "validate": false})),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
@@ -212,7 +212,7 @@ async fn patching_a_profile_cannot_break_its_tables() {
         .call(
             "PATCH",
             &format!("/api/v1/connection_profiles/{id}"),
-            Some(json!({"config": {"schema_registry.endpoint": null}})),
+            Some(json!({"config": {"schema_registry.endpoint": null}, "validate": false})),
         )
         .await;
     assert_eq!(r.status, 409, "{}", r.text());
@@ -250,6 +250,105 @@ async fn patching_a_profile_cannot_break_its_tables() {
     assert_eq!(
         app.get("/api/v1/connection_profiles").await.json(),
         json!({"data": []})
+    );
+}
+
+#[tokio::test]
+async fn a_changed_profile_is_tested_as_a_new_one_is_unless_validate_is_false() {
+    let app = app();
+    // Redis runs on this machine (.ci/run starts it): the profile is tested on create.
+    let r = app
+        .post(
+            "/api/v1/connection_profiles",
+            json!({"name": "cache", "connector": "redis", "config": {"address": "redis://127.0.0.1:6379"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["last_test"]["result"], "passed", "{}", r.text());
+    let patch = |config: Value| async {
+        app.call("PATCH", "/api/v1/connection_profiles/cache", Some(config))
+            .await
+    };
+    // An unreachable address fails its test, as the same CREATE does, and changes nothing.
+    let refused = patch(json!({"config": {"address": "redis://127.0.0.1:1"}})).await;
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    let e = refused.json();
+    assert_eq!(e["code"], "connection_failed", "{e}");
+    assert!(
+        e["error"]
+            .as_str()
+            .unwrap()
+            .contains("connection profile 'cache'"),
+        "{e}"
+    );
+    let kept = app.get("/api/v1/connection_profiles/cache").await.json();
+    assert_eq!(
+        kept["config"]["connection"]["address"], "redis://127.0.0.1:6379",
+        "{kept}"
+    );
+    assert_eq!(kept["last_test"]["result"], "passed", "{kept}");
+    // `validate: false` stores it untested: the old test no longer describes it.
+    let untested =
+        patch(json!({"config": {"address": "redis://127.0.0.1:1"}, "validate": false})).await;
+    assert_eq!(untested.status, 200, "{}", untested.text());
+    let v = untested.json();
+    assert_eq!(
+        v["config"]["connection"]["address"], "redis://127.0.0.1:1",
+        "{v}"
+    );
+    assert_eq!(v["last_test"], Value::Null, "{v}");
+    assert!(
+        v["warnings"].to_string().contains("validate = false"),
+        "{v}"
+    );
+    // A reachable address is tested and its result kept.
+    let tested = patch(json!({"config": {"address": "redis://127.0.0.1:6379"}})).await;
+    assert_eq!(tested.status, 200, "{}", tested.text());
+    assert_eq!(
+        tested.json()["last_test"]["result"],
+        "passed",
+        "{}",
+        tested.text()
+    );
+
+    // ALTER in SQL does the same, over the same path.
+    let refused = app
+        .post(
+            "/api/v1/sql",
+            json!({"sql": "ALTER CONNECTION PROFILE cache SET (address = 'redis://127.0.0.1:1')"}),
+        )
+        .await;
+    assert!(
+        refused.text().contains("connection profile 'cache'")
+            && refused.text().contains("validate = false"),
+        "{}",
+        refused.text()
+    );
+    let kept = app.get("/api/v1/connection_profiles/cache").await.json();
+    assert_eq!(
+        kept["config"]["connection"]["address"], "redis://127.0.0.1:6379",
+        "{kept}"
+    );
+    app.sql(
+        "ALTER CONNECTION PROFILE cache SET (address = 'redis://127.0.0.1:1', validate = false)",
+    )
+    .await;
+    let v = app.get("/api/v1/connection_profiles/cache").await.json();
+    assert_eq!(
+        v["config"]["connection"]["address"], "redis://127.0.0.1:1",
+        "{v}"
+    );
+    // `validate` was about that statement: the next ALTER tests again.
+    let refused = app
+        .post(
+            "/api/v1/sql",
+            json!({"sql": "ALTER CONNECTION PROFILE cache SET (username = 'reader')"}),
+        )
+        .await;
+    assert!(
+        refused.text().contains("validate = false"),
+        "{}",
+        refused.text()
     );
 }
 

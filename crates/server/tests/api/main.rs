@@ -7,9 +7,11 @@
 
 mod boundary;
 mod common;
+mod console_requests;
 mod contract;
 mod guards;
 mod lifecycle;
 mod openapi;
 mod roundtrip;
+mod statuses;
 mod streaming;

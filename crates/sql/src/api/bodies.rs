@@ -89,7 +89,8 @@ pub struct ConnectionProfilePatch {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub config: Value,
-    /// Whether to test the changed profile before storing it (default: as on create).
+    /// `false` stores the changed profile without testing its connection; by default it
+    /// is tested, as a new profile is.
     #[serde(default)]
     pub validate: Option<bool>,
 }
@@ -161,11 +162,11 @@ pub struct SqlPost {
     pub deadline: Option<String>,
 }
 
-/// `POST /connection_tables/schemas/infer`.
+/// `POST /connection_tables/schemas/infer`: `{"table": {...}, "limit": 20}`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SchemaInferPost {
     /// The table to sample, as for `POST /connection_tables/test`.
-    #[serde(flatten)]
     pub table: ConnectionTablePost,
     /// How many messages to read (default 10, at most 1,000).
     #[serde(default)]

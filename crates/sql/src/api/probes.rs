@@ -238,9 +238,11 @@ pub async fn infer_schema(
         None => JsonFormat::default(),
         Some(Format::Json(j)) if !j.confluent_schema_registry && !j.debezium => j.clone(),
         Some(other) => {
-            return Err(ApiError::body(format!(
-                "columns can be inferred from JSON messages only, not format '{other}'"
-            ))
+            return Err(ApiError::new(
+                ApiStatus::BadRequest,
+                "invalid_definition",
+                format!("columns can be inferred from JSON messages only, not format '{other}'"),
+            )
             .with_hint("Use a schema document (JSON Schema, Avro, Protobuf) for other formats; for a registry-framed source the registry's schema gives the columns."));
         }
     };

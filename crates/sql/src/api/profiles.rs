@@ -265,6 +265,10 @@ pub async fn patch_profile(
             &crate::api::statements::config_path(&options, k),
         );
     }
+    if let Some(validate) = patch.validate {
+        stmt.raw(",\n");
+        stmt.push(&format!("  validate = {validate}"), "/validate");
+    }
     stmt.raw("\n)");
     stmt.ignore_config(&options);
     let result = session

@@ -327,6 +327,8 @@ impl Reader<'_> {
             .map_or(open + 1, |i| open + 1 + i + 1);
         let entry = &self.before[entry_start..];
         match entry.iter().position(|t| t.is_punct('=')) {
+            // The value is written already (`= 'earliest'|`): a second Tab adds nothing.
+            Some(eq) if eq + 1 < entry.len() => Context::Nothing,
             Some(eq) => Context::OptionValue {
                 key: self.key_text(&entry[..eq]),
                 options,

@@ -278,3 +278,23 @@ async fn hostile_text_is_completed_without_panics() {
         let _ = c.complete(text, text.len());
     }
 }
+
+#[tokio::test]
+async fn nothing_is_offered_after_a_value_already_written() {
+    let (c, _s) = completer().await;
+    for text in [
+        "CREATE TABLE t (id INT) WITH (connector = 'kafka', connection_profile = 'prod'",
+        "CREATE TABLE t (id INT) WITH (connector = 'kafka', source.offset = 'earliest'",
+        "CREATE TABLE t (id INT) WITH (connector = 'kafka', format = json",
+        "ALTER CONNECTION PROFILE prod SET (bootstrap_servers = 'k:1'",
+    ] {
+        assert_eq!(texts(&c, text), Vec::<String>::new(), "{text}");
+        assert_eq!(c.hint(text, text.len()), None, "{text}");
+    }
+    // Before the value is written, it is offered.
+    let values = texts(
+        &c,
+        "CREATE TABLE t (id INT) WITH (connector = 'kafka', source.offset = ",
+    );
+    assert!(has(&values, &["'earliest'"]), "{values:?}");
+}

@@ -8,6 +8,7 @@ use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::{DFSchema, ExprSchema};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::ExprSchemable;
+use std::collections::BTreeSet;
 use tributary_types::options::quoted_list;
 use tributary_types::{Diagnostic, FieldType, Span, VirtualColumn, Watermark, closest};
 
@@ -48,9 +49,9 @@ fn virtual_columns(
         let Some((ty, nullable)) = plan_expr(
             state,
             &base,
-            &g.expr.to_string(),
-            g.span,
+            (&g.expr.to_string(), g.span),
             &format!("virtual column '{}'", col.name.value),
+            &cols.refused,
             diags,
         ) else {
             continue;
@@ -118,6 +119,7 @@ fn primary_key(stmt: &CreateTable, cols: &mut Columns, diags: &mut Vec<Diagnosti
                 f.required = true;
                 cols.primary_keys.insert(f.name.clone());
             }
+            None if cols.refused.contains(&k.value.to_lowercase()) => {}
             None => diags.push(
                 Diagnostic::error(format!(
                     "primary key column '{}' is not a column of table '{}'",
@@ -159,6 +161,9 @@ fn watermark(
                 .ok_or(())
         })
     else {
+        if cols.refused.contains(&w.column.value.to_lowercase()) {
+            return;
+        }
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         let mut d = Diagnostic::error(format!(
             "WATERMARK FOR column '{}' does not exist in table '{}'",
@@ -195,9 +200,9 @@ fn watermark(
         if let Some((ty, nullable)) = plan_expr(
             state,
             &df,
-            &expr.to_string(),
-            *span,
+            (&expr.to_string(), *span),
             "the WATERMARK FOR expression",
+            &cols.refused,
             diags,
         ) {
             if !matches!(ty, DataType::Timestamp(_, None)) {
@@ -227,13 +232,15 @@ fn watermark(
     });
 }
 
-/// Plan `sql` against `schema`: its type and nullability, or a diagnostic at `span`.
+/// Plan `sql` against `schema`: its type and nullability, or a diagnostic at `span`
+/// (none when the expression names a column whose declaration was `refused`: that
+/// column's error says what is wrong).
 pub(crate) fn plan_expr(
     state: &SessionState,
     schema: &DFSchema,
-    sql: &str,
-    span: Span,
+    (sql, span): (&str, Span),
     what: &str,
+    refused: &BTreeSet<String>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<(DataType, bool)> {
     let planned = state.create_logical_expr(sql, schema).and_then(|e| {
@@ -252,6 +259,9 @@ pub(crate) fn plan_expr(
                         .next()
                         .unwrap_or(rest)
                         .trim_matches('"');
+                    if refused.contains(&field.to_lowercase()) {
+                        return None;
+                    }
                     let names: Vec<&str> =
                         schema.fields().iter().map(|f| f.name().as_str()).collect();
                     let d = Diagnostic::error(format!("{what} refers to unknown column '{field}'"))

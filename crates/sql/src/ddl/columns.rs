@@ -35,6 +35,10 @@ pub(crate) struct Columns {
     pub layout: Vec<Slot>,
     /// The declared types of virtual columns, by their index in the statement.
     pub declared_types: HashMap<usize, FieldType>,
+    /// Declared columns whose type was refused, by lowercase name: their error is the
+    /// root cause, so what refers to them (keys, watermarks, "no columns") is not
+    /// reported again.
+    pub refused: BTreeSet<String>,
 }
 
 impl Columns {
@@ -115,11 +119,12 @@ fn declared_columns(stmt: &CreateTable, c: &dyn Connector, diags: &mut Vec<Diagn
             );
             continue;
         }
-        cols.spans.insert(key, col.name.span);
+        cols.spans.insert(key.clone(), col.name.span);
         let ty = match field_type(&col.name.value, &col.data_type, col.type_span) {
             Ok(t) => t,
             Err(d) => {
                 diags.push(d);
+                cols.refused.insert(key);
                 continue;
             }
         };

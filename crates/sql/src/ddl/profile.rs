@@ -91,6 +91,12 @@ pub(crate) fn build_profile(
     existing: Option<&ConnectionProfile>,
 ) -> Result<(ConnectionProfile, Vec<Diagnostic>), Vec<Diagnostic>> {
     let order: Vec<String> = options.iter().map(|o| o.key.clone()).collect();
+    // Messages name the profile: a long statement's snippet may not show its name.
+    let shown = existing.map_or(name.value.as_str(), |p| p.name.as_str());
+    let object = format!(
+        "connection profile '{}'",
+        tributary_types::limits::shorten(shown)
+    );
     let (mut opts, mut diags) = WithOptions::new(options);
     let Some(entry) = connector_option(&mut opts, with_span, &mut diags) else {
         return Err(diags);
@@ -126,7 +132,7 @@ pub(crate) fn build_profile(
     };
     let req = MapRequest {
         connector: c.id(),
-        object: "connection profile",
+        object: &object,
         specs: c.profile_options(),
         schema,
         missing_span: with_span,
@@ -138,6 +144,7 @@ pub(crate) fn build_profile(
             config: &mapped.config,
             options: &mapped,
             statement_span: with_span,
+            object: &object,
         });
         tributary_types::codes::fill(&mut found, tributary_types::codes::INVALID_OPTION);
         diags.extend(found);
@@ -150,7 +157,7 @@ pub(crate) fn build_profile(
             .chain(GENERIC_PROFILE_OPTIONS.iter().map(|g| g.key.to_string()))
             .collect()
     };
-    let misspelled = report_unknown(&opts, "connection profile", c.id(), candidates, &mut diags);
+    let misspelled = report_unknown(&opts, &object, c.id(), candidates, &mut diags);
     drop_follow_ons(&mut diags, &misspelled);
     let warnings = finish(diags)?;
     let mut entries = vec![];
@@ -238,10 +245,11 @@ pub(crate) fn alter_profile(
         .into_iter()
         .filter(|o| o.key != "connector")
         .collect();
+    // `validate` belongs to the statement that said it: this one tests (or not) anew.
     for old in existing
         .options
         .iter()
-        .filter(|o| !removed.contains(&o.key))
+        .filter(|o| !removed.contains(&o.key) && o.key != "validate")
     {
         match options.iter().position(|n| n.key == old.key) {
             Some(i) => merged.push(options.remove(i)),

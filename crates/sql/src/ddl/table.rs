@@ -41,6 +41,8 @@ pub(crate) fn build_table(
     access: &Access,
 ) -> Result<(ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
     let name = &stmt.name.value;
+    // Messages name the table: a long statement's snippet may not show its name.
+    let object = format!("table '{}'", tributary_types::limits::shorten(name));
     if !stmt.has_with {
         return Err(vec![
             Diagnostic::error(format!("table '{name}' has no WITH clause"))
@@ -130,7 +132,14 @@ pub(crate) fn build_table(
         }
         None
     } else {
-        connection_settings(entry, profile.as_ref(), &mut opts, with_span, &mut diags)
+        connection_settings(
+            entry,
+            profile.as_ref(),
+            &object,
+            &mut opts,
+            with_span,
+            &mut diags,
+        )
     };
     // 4-5. Table options, mapped and validated against the schema.
     if stmt.temporary && !c.roles().lookup {
@@ -139,7 +148,7 @@ pub(crate) fn build_table(
     }
     let req = MapRequest {
         connector: c.id(),
-        object: "table",
+        object: &object,
         specs: c.table_options(),
         schema: &entry.table_schema,
         missing_span: with_span,
@@ -157,7 +166,7 @@ pub(crate) fn build_table(
         candidates.extend(GENERIC_TABLE_OPTIONS.iter().map(|g| g.key.to_string()));
         candidates
     };
-    let misspelled = report_unknown(&opts, "table", c.id(), candidates, &mut diags);
+    let misspelled = report_unknown(&opts, &object, c.id(), candidates, &mut diags);
     // 7. Schema: the declared columns, a schema document's, then what needs them all.
     let mut cols = declare_columns(stmt, c, &mut diags);
     let mut format = formats.format.clone().or_else(|| c.default_format());
@@ -201,7 +210,7 @@ pub(crate) fn build_table(
     if format.is_none() && c.requires_format() {
         diags.push(
             Diagnostic::error(format!(
-                "missing required option 'format' for table of connector '{}'",
+                "missing required option 'format' for {object} of connector '{}'",
                 c.id()
             ))
             .with_span(with_span)
@@ -265,7 +274,10 @@ pub(crate) fn build_table(
         }
         _ => check_role(entry, connection_type, stmt, &mut diags),
     }
-    if let Some(fixed) = c.fixed_schema() {
+    if !cols.refused.is_empty() {
+        // A declared column's type was refused: the columns are not what the statement
+        // says, so whether they fit the connector is not known.
+    } else if let Some(fixed) = c.fixed_schema() {
         fixed_schema(c.id(), fixed, &mut cols, stmt, &mut diags);
     } else if cols.declared_physical().is_empty() && !schema_in_doubt {
         no_columns(

@@ -163,6 +163,7 @@ pub(super) fn resolve_profile(
 pub(super) fn connection_settings(
     entry: &RegisteredConnector,
     profile: Option<&ConnectionProfile>,
+    object: &str,
     opts: &mut WithOptions,
     with_span: Span,
     diags: &mut Vec<Diagnostic>,
@@ -201,7 +202,7 @@ pub(super) fn connection_settings(
     }
     let req = MapRequest {
         connector: c.id(),
-        object: "table",
+        object,
         specs: c.profile_options(),
         schema,
         missing_span: with_span,
@@ -213,6 +214,7 @@ pub(super) fn connection_settings(
             config: &mapped.config,
             options: &mapped,
             statement_span: with_span,
+            object,
         });
         tributary_types::codes::fill(&mut found, tributary_types::codes::INVALID_OPTION);
         diags.extend(found);

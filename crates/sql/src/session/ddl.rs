@@ -30,37 +30,53 @@ impl Session {
             ));
         }
         let (mut profile, mut warnings) = build_profile(name, options.to_vec(), with_span, None)?;
-        // The connection is tested before anything is stored (not by `check`, not by an
-        // offline session, and not when the statement says validate = false).
-        let declined = profile
-            .options
-            .iter()
-            .any(|o| o.key == "validate" && o.value == OptionValue::Bool(false));
-        if declined {
-            warnings.push(
-                Diagnostic::note("the connection was not tested (validate = false)")
-                    .with_span(name.span),
-            );
-        } else if self.may_connect(mode) {
-            let tested = testing::test_profile(
-                &profile,
-                testing::DEFAULT_TIMEOUT,
-                self.progress.as_ref(),
-                &self.shared.access(),
-            )
-            .await;
-            let what = format!("connection profile '{}'", profile.name);
-            if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
-                return Err(vec![d.with_note(
-                    "nothing was stored; add validate = false to create the profile without testing it",
-                )]);
-            }
-            warnings.extend(testing::event_notes(&tested.events, name.span));
-            profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
-        }
+        warnings.extend(
+            self.test_profile_before_storing(&mut profile, options, mode, name.span)
+                .await?,
+        );
         self.apply(vec![Change::PutProfile(profile)], name.span)
             .await?;
         Ok(Reply::done("CREATE CONNECTION PROFILE", warnings))
+    }
+
+    /// Test a profile a CREATE or ALTER is about to store, unless its statement says
+    /// `validate = false` (checked and offline sessions never connect): the notes to
+    /// report, with the result kept as the profile's `last_test`; or why nothing may be
+    /// stored.
+    pub(super) async fn test_profile_before_storing(
+        &self,
+        profile: &mut tributary_types::ConnectionProfile,
+        statement_options: &[SqlOption],
+        mode: Mode,
+        span: Span,
+    ) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+        let declined = statement_options
+            .iter()
+            .any(|o| o.key == "validate" && o.value == OptionValue::Bool(false));
+        if declined {
+            return Ok(vec![
+                Diagnostic::note("the connection was not tested (validate = false)")
+                    .with_span(span),
+            ]);
+        }
+        if !self.may_connect(mode) {
+            return Ok(vec![]);
+        }
+        let tested = testing::test_profile(
+            profile,
+            testing::DEFAULT_TIMEOUT,
+            self.progress.as_ref(),
+            &self.shared.access(),
+        )
+        .await;
+        let what = format!("connection profile '{}'", profile.name);
+        if let Some(d) = testing::failure_diagnostic(&what, &tested, span) {
+            return Err(vec![d.with_note(
+                "nothing was stored; add validate = false to store the profile without testing it",
+            )]);
+        }
+        profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
+        Ok(testing::event_notes(&tested.events, span))
     }
 
     pub(super) async fn alter_profile(
@@ -68,8 +84,9 @@ impl Session {
         name: &Name,
         options: &[SqlOption],
         with_span: Span,
+        mode: Mode,
     ) -> Handled {
-        self.alter_profile_removing(name, options, with_span, &[])
+        self.alter_profile_removing(name, options, with_span, &[], mode)
             .await
     }
 

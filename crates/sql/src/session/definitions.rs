@@ -235,7 +235,7 @@ impl Session {
                     value: existing.name.clone(),
                     span,
                 };
-                self.alter_profile_removing(&name, options, *with_span, removed)
+                self.alter_profile_removing(&name, options, *with_span, removed, Mode::Run)
                     .await
             }
             (_, Ok(None)) => Err(vec![
@@ -261,12 +261,19 @@ impl Session {
         options: &[tributary_types::SqlOption],
         with_span: Span,
         removed: &[String],
+        mode: Mode,
     ) -> super::outcome::Handled {
         let store = self.shared.store.as_ref();
-        let (changes, warnings) = alter_profile(store, name, options.to_vec(), with_span, removed)?;
-        for change in &changes {
+        let (mut changes, mut warnings) =
+            alter_profile(store, name, options.to_vec(), with_span, removed)?;
+        for change in &mut changes {
             if let Change::PutProfile(p) = change {
                 self.check_dependents(p, name.span)?;
+                // The changed connection proves itself as a new one would.
+                warnings.extend(
+                    self.test_profile_before_storing(p, options, mode, name.span)
+                        .await?,
+                );
             }
         }
         self.apply(changes, name.span).await?;

@@ -396,7 +396,7 @@ impl Session {
                 name,
                 options,
                 with_span,
-            } => self.alter_profile(name, options, *with_span).await,
+            } => self.alter_profile(name, options, *with_span, mode).await,
             Statement::DropProfile {
                 name,
                 if_exists,
