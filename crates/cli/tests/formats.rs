@@ -298,3 +298,20 @@ fn every_format_ends_quietly_when_its_reader_goes_away() {
         assert!(unexpected.is_empty(), "{format}: {stderr}");
     }
 }
+
+/// As docs/cli.md says: a command has a status line, an INSERT a `count` row.
+#[test]
+fn json_gives_a_command_its_status_and_an_insert_its_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let out = tributary(
+        &catalog,
+        &["--format", "json", "run"],
+        "CREATE TABLE s (a BIGINT) WITH (connector = 'blackhole');\nINSERT INTO s VALUES (1), (2), (3);\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(results[0]["status"], "CREATE TABLE");
+    assert_eq!(results[1]["status"], Value::Null);
+    assert_eq!(results[1]["rows"], serde_json::json!([{"count": 3}]));
+}

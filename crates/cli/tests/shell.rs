@@ -136,8 +136,8 @@ fn tab_completes_names_options_and_values_where_they_fit() {
     p.exp_string("CREATE TABLE").unwrap();
     fresh_prompt(&mut p);
     p.send_line("SHOW CREATE TABLE tabbed;").unwrap();
-    p.exp_string("'connection_profile' = 'prod'").unwrap();
-    p.exp_string("'source.offset' = 'earliest'").unwrap();
+    p.exp_string("connection_profile = 'prod',").unwrap();
+    p.exp_string("'source.offset' = 'earliest',").unwrap();
     fresh_prompt(&mut p);
     // Columns of the table the query reads, with the cursor before FROM.
     columns_complete_before_from(&mut p);

@@ -55,7 +55,8 @@ pub struct ReportTail {
     pub span: ReportSpan,
     /// Whether it succeeded.
     pub ok: bool,
-    /// The command's status (`CREATE TABLE`, `INSERT 0 3`); `null` for rows and failures.
+    /// The command's status (`CREATE TABLE`); `null` for rows (an INSERT's `count` too) and
+    /// failures.
     pub status: Option<String>,
     /// How many rows it returned.
     pub row_count: u64,
