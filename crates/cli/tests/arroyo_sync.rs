@@ -250,4 +250,16 @@ fn a_whole_catalog_pushed_to_a_tributary_server_and_pulled_back_dumps_the_same()
     for (h, b) in here_tables.iter().zip(&back_tables) {
         assert_eq!(h, b);
     }
+    // And the two catalogs dump the same script, statement for statement.
+    let dump = |catalog: &Path| {
+        let out = tributary(catalog, &["catalog", "dump"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let (here_dump, back_dump) = (dump(&here), dump(&back));
+    assert!(
+        here_dump.contains("CREATE TEMPORARY TABLE \"users\""),
+        "{here_dump}"
+    );
+    assert_eq!(here_dump, back_dump);
 }

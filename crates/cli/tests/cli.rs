@@ -856,13 +856,16 @@ fn a_dump_writes_current_option_spellings() {
     assert!(
         script.contains("'target.key_column' = \"Key\",")
             && script.contains("'target.field_column' = f,")
-            && script.contains("'rolling_policy.interval' = INTERVAL '5 minutes'"),
+            && script.contains("'rolling_policy.interval' = INTERVAL '300' SECOND"),
         "{script}"
     );
     let restored = tributary(&there, &["run", "-"], Some(&script));
     let stderr = text(&restored.stderr);
     assert!(restored.status.success(), "{stderr}");
     assert!(!stderr.contains("deprecated"), "{stderr}");
+    // The restored catalog dumps the same script.
+    let again = tributary(&there, &["catalog", "dump"], None);
+    assert_eq!(text(&again.stdout), script);
 }
 
 /// A refused column type is the root cause: what refers to the column, or the table's

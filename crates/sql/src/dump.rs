@@ -1,7 +1,12 @@
 //! `tributary catalog dump`: the whole catalog as a SQL script that recreates it, so a
 //! catalog can live in git and be restored with `tributary run`. Declared functions
 //! first, then profiles (with `validate = false`: a restore does not test connections),
-//! tables, and views in the order they read each other. `{{ VAR }}` references are kept as
+//! tables, and views in the order they read each other. A table is written from its
+//! record (the statement its REST body stands for: options in the connector's order,
+//! spelled as its config holds them, defaults included), so two catalogs whose tables
+//! mean the same dump the same text however each table was made; a table whose record
+//! does not carry everything (a registry's or a document's schema, partitioning) is
+//! written as it was declared. `{{ VAR }}` references are kept as
 //! written; a secret stored in clear is never printed: it becomes a reference to an
 //! environment variable named after its object and key, and the script's header lists
 //! those variables, to be set before the script is run. That holds for a secret option's
@@ -52,7 +57,10 @@ pub fn dump_catalog(store: &dyn CatalogStore) -> Result<CatalogDump> {
     }
     for t in store.tables()? {
         let profile = t.profile.as_ref().and_then(|id| names.get(id.as_str()));
-        let mut parts = table_parts_of(&t, profile.map(String::as_str));
+        // As its record says, so a table dumps the same however it was made; as it was
+        // declared where the record alone does not carry it.
+        let mut parts = crate::api::record_parts(&t, profile.map(String::as_str))
+            .unwrap_or_else(|| table_parts_of(&t, profile.map(String::as_str)));
         let sensitive: BTreeSet<&str> = t
             .options
             .iter()
@@ -64,9 +72,14 @@ pub fn dump_catalog(store: &dyn CatalogStore) -> Result<CatalogDump> {
             if let Some(current) = tributary_connectors::current_form(&t.connector, key, value) {
                 *value = current;
             }
-            if sensitive.contains(key.as_str()) && !is_env_reference(&value.as_text()) {
+            let secret =
+                sensitive.contains(key.as_str()) || tributary_connectors::is_secret_option(key);
+            if secret && !is_env_reference(&value.as_text()) {
                 *value = OptionValue::String(secrets.reference(&t.name, key));
             } else {
+                if secret {
+                    secrets.referenced(&value.as_text());
+                }
                 *value = secrets.embedded(&t.name, key, value);
             }
         }
@@ -116,6 +129,9 @@ impl Secrets {
         if o.sensitive && !is_env_reference(&o.value.as_text()) {
             let reference = self.reference(owner, &o.key);
             return crate::sql_text::option(&o.key, &OptionValue::String(reference));
+        }
+        if o.sensitive {
+            self.referenced(&o.value.as_text());
         }
         let value = self.embedded(owner, &o.key, &o.value);
         crate::sql_text::option(&o.key, &value)
@@ -174,6 +190,20 @@ impl Secrets {
         }
         out.push_str(&text[at..]);
         out
+    }
+
+    /// Remember the variable a secret written as a reference (`{{ VAR }}`) reads: the
+    /// restored catalog needs it as much as those the dump makes up.
+    fn referenced(&mut self, reference: &str) {
+        let name = reference
+            .trim()
+            .trim_start_matches("{{")
+            .trim_end_matches("}}")
+            .trim()
+            .to_string();
+        if !name.is_empty() && !self.variables.contains(&name) {
+            self.variables.push(name);
+        }
     }
 
     /// `{{ TRIBUTARY_SECRET_<OWNER>_<KEY> }}`, remembering the variable.

@@ -10,6 +10,7 @@ mod governed;
 mod probes;
 mod profiles;
 mod queries;
+mod record_body;
 mod rows;
 mod run;
 mod sql_stream;
@@ -33,6 +34,7 @@ pub use profiles::{
     patch_profile, test_profile,
 };
 pub use queries::{MAX_RESULT_ROWS, run_sql, validate_query};
+pub(crate) use record_body::{record_parts, table_body};
 pub use sql_stream::{SqlStream, stream_sql};
 pub use statements::{profile_statement, table_statement};
 pub use tables::{

@@ -207,7 +207,10 @@ pub fn table_parts(
 
 /// Put each computed column of a body at its place among the columns (after them when
 /// it names none, or names one past them).
-fn add_virtual_columns(parts: &mut TableParts, columns: &[super::bodies::VirtualColumnPost]) {
+pub(crate) fn add_virtual_columns(
+    parts: &mut TableParts,
+    columns: &[super::bodies::VirtualColumnPost],
+) {
     for (i, v) in columns.iter().enumerate() {
         let stored = if v.stored { " STORED" } else { "" };
         let line = format!(

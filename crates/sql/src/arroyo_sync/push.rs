@@ -78,20 +78,7 @@ pub async fn push(
         // and generated columns and the watermark beside it, as the table's view shows
         // them: a Tributary server takes them all back.
         let config = crate::api::with_table_options(t.config.clone(), t, false);
-        let view = crate::api::ConnectionTableView::of(t, None);
-        let mut body = json!({
-            "name": t.name,
-            "connector": t.connector,
-            "connection_profile_id": remote_profile,
-            "config": config,
-            "schema": schema,
-        });
-        if !t.virtual_columns.is_empty() {
-            body["virtual_columns"] = json!(view.virtual_columns);
-        }
-        if let Some(w) = &view.watermark {
-            body["watermark"] = w.clone();
-        }
+        let body = crate::api::table_body(t, remote_profile);
         let (generated, watermark) = extras_here(t);
         let here = TableShape {
             connector: &t.connector,
