@@ -117,6 +117,11 @@ pub enum Command {
     /// Validate a script without changing the catalog or connecting anywhere, reporting
     /// every error.
     Check(Input),
+    /// Compare SQL files (the catalog wanted; directories are read for *.sql files) with
+    /// the catalog: what would be created, changed (option by option, column by
+    /// column), replaced or dropped. Exit 0 when nothing differs, 2 when something
+    /// would change, 1 when the files are invalid.
+    Plan(PlanArgs),
     /// An interactive SQL shell.
     Repl,
     /// Serve the REST API (Arroyo-compatible) over the catalog.
@@ -133,6 +138,17 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// `tributary plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// SQL files, or directories of them, describing the whole catalog wanted.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// List objects in the catalog but not in the files as dropped [default: kept].
+    #[arg(long)]
+    pub prune: bool,
 }
 
 /// `tributary arroyo ...`: objects are matched by name, so both can run again; --token

@@ -13,6 +13,7 @@ mod line_helper;
 mod meta;
 mod output;
 mod pager;
+mod plan;
 mod remote;
 mod remote_names;
 mod render;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
     tributary_catalog::describe_this_process(match &cli.command {
         Some(Command::Run(_)) => "tributary run",
         Some(Command::Check(_)) => "tributary check",
+        Some(Command::Plan(_)) => "tributary plan",
         Some(Command::Repl) => "tributary repl",
         None if std::io::stdin().is_terminal() => "tributary repl",
         None => "tributary (a script on standard input)",
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
             Some(Command::Check(input)) => {
                 script::run(&cli, input, tributary_sql::Mode::Check).await
             }
+            Some(Command::Plan(args)) => plan::run(&cli, args).await,
             Some(Command::Repl) => repl::run(&cli).await,
             // As psql: the shell at a terminal, a script from a pipe or file.
             None if std::io::stdin().is_terminal() => repl::run(&cli).await,

@@ -133,23 +133,25 @@ async fn run_as_json(
 
 /// The script's name and text: `-c`, a file, or standard input. Only regular files (and
 /// pipes on standard input) are read, at most `MAX_SCRIPT_BYTES`.
+/// A script file's text, within the size limit.
+pub(crate) fn read_file(p: &std::path::Path) -> Result<String, String> {
+    let shown = p.display();
+    let meta = std::fs::metadata(p).map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "cannot read '{shown}': it is not a regular file (a script is read from a file, '-' or -c)"
+        ));
+    }
+    let file = std::fs::File::open(p).map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    read_capped(file, &format!("'{shown}'"))
+}
+
 fn read_input(input: &Input) -> Result<(String, String), String> {
     if let Some(sql) = &input.command {
         return Ok(("<command>".into(), sql.clone()));
     }
     match &input.file {
-        Some(p) if p.as_os_str() != "-" => {
-            let shown = p.display();
-            let meta = std::fs::metadata(p).map_err(|e| format!("cannot read '{shown}': {e}"))?;
-            if !meta.is_file() {
-                return Err(format!(
-                    "cannot read '{shown}': it is not a regular file (a script is read from a file, '-' or -c)"
-                ));
-            }
-            let file = std::fs::File::open(p).map_err(|e| format!("cannot read '{shown}': {e}"))?;
-            let text = read_capped(file, &format!("'{shown}'"))?;
-            Ok((shown.to_string(), text))
-        }
+        Some(p) if p.as_os_str() != "-" => Ok((p.display().to_string(), read_file(p)?)),
         _ => Ok((
             "<stdin>".into(),
             read_capped(std::io::stdin(), "standard input")?,

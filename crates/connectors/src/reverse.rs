@@ -223,6 +223,15 @@ pub fn options_from_config(specs: &[OptionSpec], config: &Value) -> ConfigOption
 }
 
 /// The option value of a JSON value, or `None` for one no option can hold.
+/// A number as SQL writes it: a whole number without the `.0` a float config value
+/// carries (`10`, not `10.0`), so an option reads back as it was written.
+fn number_text(n: &serde_json::Number) -> String {
+    match n.as_f64() {
+        Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        _ => n.to_string(),
+    }
+}
+
 fn option_value(v: &Value, kind: ValueKind) -> Option<OptionValue> {
     let interval = |unit: &str| match v {
         Value::Number(n) => Some(OptionValue::Interval(format!("INTERVAL '{n}' {unit}"))),
@@ -246,7 +255,7 @@ fn option_value(v: &Value, kind: ValueKind) -> Option<OptionValue> {
     }
     Some(match v {
         Value::String(s) => OptionValue::String(s.clone()),
-        Value::Number(n) => OptionValue::Number(n.to_string()),
+        Value::Number(n) => OptionValue::Number(number_text(n)),
         Value::Bool(b) => OptionValue::Bool(*b),
         Value::Array(items) => OptionValue::Array(
             items

@@ -230,3 +230,21 @@ pub(crate) fn secret_variable(owner: &str, key: &str) -> String {
         })
         .collect()
 }
+
+/// `value` of `owner`'s option `key` as a dump writes it: a secret in clear as the
+/// reference to its variable, credentials inside a value as references in place; the
+/// rest as it is. `plan` compares what a file says with this form of what is stored, so
+/// a dump planned against its own catalog changes nothing.
+pub(crate) fn dumped_value(
+    owner: &str,
+    key: &str,
+    value: &OptionValue,
+    secret: bool,
+) -> OptionValue {
+    let mut secrets = Secrets::default();
+    if secret && !is_env_reference(&value.as_text()) {
+        OptionValue::String(secrets.reference(owner, key))
+    } else {
+        secrets.embedded(owner, key, value)
+    }
+}

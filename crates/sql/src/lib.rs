@@ -28,6 +28,7 @@ mod json_path;
 mod mask;
 pub mod parser;
 pub mod pipeline_options;
+pub mod plan;
 pub mod preview;
 mod provider;
 pub mod render;

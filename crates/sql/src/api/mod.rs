@@ -36,6 +36,7 @@ pub use profiles::{
 pub use queries::{MAX_RESULT_ROWS, run_sql, validate_query};
 pub(crate) use record_body::{record_parts, table_body};
 pub use sql_stream::{SqlStream, stream_sql};
+pub(crate) use statements::config_options;
 pub use statements::{profile_statement, table_statement};
 pub use tables::{
     create_sql, create_table, delete_table, find_table, get_table, list_tables, patch_table,

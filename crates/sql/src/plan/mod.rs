@@ -1,0 +1,141 @@
+//! `tributary plan`: the catalog as code. SQL files describe the catalog wanted; they are
+//! run, checked as a whole, into an empty in-memory catalog (views against the tables
+//! the same files create), and what that catalog holds is compared with a real one,
+//! object by object: what would be created, changed (option by option, column by
+//! column), replaced (a change no statement makes in place) or dropped. Secrets are
+//! compared, never shown: a detail says only that one changed. Nothing here writes.
+
+mod compare;
+mod render;
+
+pub use render::{plan_json, plan_text};
+
+use std::fmt;
+use tributary_catalog::{CatalogStore, Result};
+
+/// What kind of object a change is about, in the order a plan lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ObjectKind {
+    /// A declared function (`CREATE FUNCTION`).
+    Function,
+    /// A connection profile.
+    Profile,
+    /// A connection table.
+    Table,
+    /// A view.
+    View,
+}
+
+impl fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ObjectKind::Function => "function",
+            ObjectKind::Profile => "profile",
+            ObjectKind::Table => "table",
+            ObjectKind::View => "view",
+        })
+    }
+}
+
+/// What would happen to an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Action {
+    /// In the files, not in the catalog.
+    Create,
+    /// In both, different, and changed in place.
+    Change,
+    /// In both, different in a way no statement changes in place (a connector): dropped
+    /// and created again.
+    Replace,
+    /// In the catalog, not in the files, and `--prune` asked for.
+    Drop,
+    /// In the catalog, not in the files: kept (without `--prune`).
+    Keep,
+}
+
+impl Action {
+    /// The mark a plan's text shows before the object.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Action::Create => "+",
+            Action::Change => "~",
+            Action::Replace => "-/+",
+            Action::Drop => "-",
+            Action::Keep => " ",
+        }
+    }
+
+    /// The word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Change => "change",
+            Action::Replace => "replace",
+            Action::Drop => "drop",
+            Action::Keep => "keep",
+        }
+    }
+}
+
+/// One difference inside a changed object: `option 'topic'`, `column amount`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    /// What differs.
+    pub what: String,
+    /// Its value in the catalog (none when the files add it); `(secret)` for a secret.
+    pub before: Option<String>,
+    /// Its value in the files (none when the files remove it); `(secret)` for a secret.
+    pub after: Option<String>,
+}
+
+/// What would happen to one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// Create, change, replace, drop or keep.
+    pub action: Action,
+    /// What it is.
+    pub kind: ObjectKind,
+    /// Its name.
+    pub name: String,
+    /// For a change or replacement, what differs.
+    pub details: Vec<Detail>,
+}
+
+/// Everything that would change, by kind then name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// The objects that would change (and, without `--prune`, those kept).
+    pub changes: Vec<PlannedChange>,
+}
+
+impl Plan {
+    /// How many objects `action` applies to.
+    pub fn count(&self, action: Action) -> usize {
+        self.changes.iter().filter(|c| c.action == action).count()
+    }
+
+    /// Whether applying it would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.changes.iter().all(|c| c.action == Action::Keep)
+    }
+}
+
+/// Compare what `desired` holds (the files, run into an empty catalog) with `actual`:
+/// the plan that makes `actual` hold the same. Objects only in `actual` are dropped when
+/// `prune`, else listed as kept.
+pub fn plan(desired: &dyn CatalogStore, actual: &dyn CatalogStore, prune: bool) -> Result<Plan> {
+    let mut changes = compare::functions(desired, actual)?;
+    changes.extend(compare::profiles(desired, actual)?);
+    changes.extend(compare::tables(desired, actual)?);
+    changes.extend(compare::views(desired, actual)?);
+    for c in &mut changes {
+        if c.action == Action::Keep && prune {
+            c.action = Action::Drop;
+        }
+    }
+    changes.sort_by(|a, b| (a.kind, a.name.to_lowercase()).cmp(&(b.kind, b.name.to_lowercase())));
+    Ok(Plan { changes })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,115 @@
+//! Plans between catalogs built from SQL.
+
+#![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
+
+use super::*;
+use crate::{Mode, Session};
+use std::sync::Arc;
+use tributary_catalog::OverlayStore;
+
+const SECRET: &str = "hunter2-plan-secret";
+
+/// A catalog holding what `sql` makes, checked as `plan` checks files.
+async fn catalog(sql: &str) -> Arc<OverlayStore> {
+    let store = Arc::new(OverlayStore::in_memory());
+    let session = Session::new(store.clone()).offline();
+    let outcomes = session.run_script(sql, Mode::Check).await;
+    let failed: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| o.as_ref().err())
+        .map(|e| format!("{:?}", e.diagnostics.first().map(|d| &d.message)))
+        .collect();
+    assert!(failed.is_empty(), "{sql}: {failed:?}");
+    store
+}
+
+fn base() -> String {
+    format!(
+        "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'b:9092', validate = false);
+         CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://u:{SECRET}@h:6379', password = '{SECRET}', validate = false);
+         CREATE TABLE orders (id BIGINT, amount DOUBLE) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', format = 'json');
+         CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '10');
+         CREATE VIEW big AS SELECT id FROM orders WHERE amount > 100;"
+    )
+}
+
+fn text_of(plan: &Plan) -> String {
+    let text = plan_text(plan);
+    let json = plan_json(plan).to_string();
+    assert!(
+        !text.contains(SECRET) && !json.contains(SECRET),
+        "{text}\n{json}"
+    );
+    text
+}
+
+#[tokio::test]
+async fn the_same_statements_plan_nothing() {
+    let (a, b) = (catalog(&base()).await, catalog(&base()).await);
+    let plan = plan(a.as_ref(), b.as_ref(), false).unwrap();
+    assert!(plan.is_empty(), "{}", text_of(&plan));
+    assert_eq!(
+        text_of(&plan).trim(),
+        "No changes: the catalog matches the files."
+    );
+}
+
+#[tokio::test]
+async fn creates_changes_replacements_and_drops_are_listed_option_by_option() {
+    let have = catalog(&format!(
+        "{}\nCREATE TABLE old WITH (connector = 'impulse', event_rate = '1');",
+        base()
+    ))
+    .await;
+    let wanted = catalog(
+        &base()
+            .replace("topic = 'orders'", "topic = 'orders_v2'")
+            .replace(
+                "(id BIGINT, amount DOUBLE)",
+                "(id BIGINT, amount DOUBLE, note TEXT)",
+            )
+            .replace(
+                &format!("password = '{SECRET}'"),
+                "password = 'another-one'",
+            )
+            .replace(
+                "CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '10');",
+                "CREATE TABLE ticks (x BIGINT) WITH (connector = 'blackhole');
+         CREATE TABLE fresh WITH (connector = 'nexmark', event_rate = '5');",
+            ),
+    )
+    .await;
+    let kept = plan(wanted.as_ref(), have.as_ref(), false).unwrap();
+    let text = text_of(&kept);
+    for line in [
+        "+ table fresh",
+        "~ table orders",
+        "    option 'topic': 'orders' -> 'orders_v2'",
+        "    column \"note\": (none) -> TEXT",
+        "-/+ table ticks",
+        "~ profile r",
+        "    option 'password': (secret) -> (secret)",
+        "Plan: 1 to create, 2 to change, 1 to replace, 0 to drop; 1 kept",
+    ] {
+        assert!(text.contains(line), "{line} missing:\n{text}");
+    }
+    assert!(!text.contains("old"), "{text}");
+    assert!(!kept.is_empty());
+    let pruned = plan(wanted.as_ref(), have.as_ref(), true).unwrap();
+    let text = text_of(&pruned);
+    assert!(text.contains("- table old"), "{text}");
+    assert!(text.contains("1 to drop"), "{text}");
+    let json = plan_json(&pruned);
+    assert_eq!(json["summary"]["drop"], 1);
+    assert_eq!(json["summary"]["replace"], 1);
+}
+
+#[tokio::test]
+async fn a_dump_plans_nothing_against_the_catalog_it_came_from() {
+    let have = catalog(&base()).await;
+    let dumped = crate::dump::dump_catalog(have.as_ref()).unwrap();
+    assert!(!dumped.script.contains(SECRET), "{}", dumped.script);
+    let wanted = catalog(&dumped.script).await;
+    let plan = plan(wanted.as_ref(), have.as_ref(), true).unwrap();
+    assert!(plan.is_empty(), "{}", text_of(&plan));
+}
