@@ -10,7 +10,7 @@ use crate::render::Renderer;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tributary_catalog::{CatalogStore, OverlayStore};
-use tributary_sql::{Mode, Session};
+use tributary_sql::plan::SourceFile;
 
 /// Compare the files with the catalog and print the plan; the exit status.
 pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
@@ -27,33 +27,36 @@ pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
             return 1;
         }
     };
-    let desired = Arc::new(OverlayStore::in_memory());
-    let session = Session::new(desired.clone()).offline();
-    let (mut statements, mut failed) = (0, 0);
+    let mut sources = Vec::with_capacity(files.len());
     for path in &files {
-        let name = path.display().to_string();
-        let text = match crate::script::read_file(path) {
-            Ok(t) => t,
+        match crate::script::read_file(path) {
+            Ok(text) => sources.push(SourceFile {
+                name: path.display().to_string(),
+                text,
+            }),
             Err(e) => {
                 err_line(&format!("error: {e}"));
                 return 1;
             }
-        };
-        let renderer = Renderer::new(cli.format, &name, &text).styled(cli);
-        for outcome in session.run_script(&text, Mode::Check).await {
-            statements += 1;
-            if let Err(e) = outcome {
-                failed += 1;
-                renderer.diagnostics(&e.diagnostics);
-            }
         }
     }
-    if failed > 0 {
-        err_line(&format!(
-            "plan: {failed} of {statements} statement(s) invalid; nothing was compared"
-        ));
-        return 1;
-    }
+    let desired = match tributary_sql::plan::desired_catalog(None, &sources).await {
+        Ok(d) => d,
+        Err(invalid) => {
+            for (i, diagnostics) in &invalid.failures {
+                let file = &sources[*i];
+                Renderer::new(cli.format, &file.name, &file.text)
+                    .styled(cli)
+                    .diagnostics(diagnostics);
+            }
+            err_line(&format!(
+                "plan: {} of {} statement(s) invalid; nothing was compared",
+                invalid.failures.len(),
+                invalid.statements
+            ));
+            return 1;
+        }
+    };
     let actual: Arc<dyn CatalogStore> = match crate::store::catalog_location(cli)
         .and_then(|location| crate::store::read_only(&location, cli))
     {

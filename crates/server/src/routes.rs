@@ -85,6 +85,7 @@ fn table() -> Vec<Route> {
             tables::create_sql
         ),
         route!(POST, "/sql", misc::sql),
+        route!(POST, "/plan", misc::plan),
         route!(GET, "/openapi.json", misc::openapi_json),
     ]
 }

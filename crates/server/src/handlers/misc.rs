@@ -8,7 +8,8 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use tributary_sql::api::{
     ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, GlobalUdfCollection,
-    PaginationQueryParams, QueryValidationResult, SqlPost, SqlResponse, ValidateQueryPost,
+    PaginationQueryParams, PlanPost, QueryValidationResult, SqlPost, SqlResponse,
+    ValidateQueryPost,
 };
 
 /// Whether the server is up.
@@ -63,6 +64,23 @@ pub(crate) async fn validate_query(
 ) -> Answer {
     Ok(json(
         &tributary_sql::api::validate_query(&state.session, &post).await?,
+    ))
+}
+
+/// What would make the catalog match SQL files (`tributary plan`): each object to
+/// create, change, replace or drop, option by option; secrets compared, never shown.
+/// Nothing is stored.
+#[utoipa::path(post, path = "/v1/plan", tag = "sql",
+    request_body = PlanPost,
+    responses((status = 200, description = "The plan: changes and summary", body = Object),
+        (status = 400, body = ErrorResp), (status = 403, body = ErrorResp),
+        (status = 429, body = ErrorResp)))]
+pub(crate) async fn plan(
+    State(state): State<AppState>,
+    ApiJson(post): ApiJson<PlanPost>,
+) -> Answer {
+    Ok(json(
+        &tributary_sql::api::plan_files(&state.session, &post).await?,
     ))
 }
 

@@ -626,3 +626,54 @@ async fn views_and_memory_tables_over_sql() {
     assert_eq!(r["failed"], 0, "{r}");
     assert_eq!(r["results"][1]["rows"], json!([]), "{r}");
 }
+
+#[tokio::test]
+async fn plan_over_rest_compares_files_with_the_servers_catalog() {
+    let app = app();
+    app.sql("CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://h:6379', password = 'hunter2-plan-rest', validate = false);
+             CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '10');")
+        .await;
+    let files = json!({"files": [
+        {"name": "profiles.sql", "sql": "CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://h:6379', password = 'rotated-plan-rest', validate = false);"},
+        {"name": "tables.sql", "sql": "CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '20');\nCREATE VIEW v AS SELECT counter FROM ticks;"}
+    ]});
+    let r = app.post("/api/v1/plan", files).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        !r.text().contains("hunter2") && !r.text().contains("rotated"),
+        "{}",
+        r.text()
+    );
+    let plan = r.json();
+    assert_eq!(
+        plan["summary"],
+        json!({"create": 1, "change": 2, "replace": 0, "drop": 0, "keep": 0})
+    );
+    let ticks = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "ticks")
+        .unwrap();
+    assert_eq!(
+        ticks["details"],
+        json!([{"what": "option 'event_rate'", "before": "10", "after": "20"}])
+    );
+    // Nothing was stored.
+    assert_eq!(
+        app.get("/api/v1/connection_tables/ticks").await.json()["config"]["event_rate"],
+        10.0
+    );
+    // An invalid file: which one, where in it.
+    let r = app
+        .post(
+            "/api/v1/plan",
+            json!({"files": [{"name": "a.sql", "sql": "SELECT 1;"}, {"name": "b.sql", "sql": "\nCREATE VIEW w AS SELECT * FROM nowhere;"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    let e = r.json();
+    assert_eq!(e["code"], "invalid_definition");
+    assert_eq!(e["diagnostics"][0]["path"], "/files/1/sql", "{e}");
+    assert_eq!(e["diagnostics"][0]["line"], 2, "{e}");
+}

@@ -7,6 +7,7 @@
 mod bodies;
 mod error;
 mod governed;
+mod plans;
 mod probes;
 mod profiles;
 mod queries;
@@ -26,6 +27,7 @@ pub use bodies::{
 };
 pub use error::{ApiDiagnostic, ApiError, ApiStatus, ErrorResp};
 pub use governed::admit;
+pub use plans::{PlanFilePost, PlanPost, plan_files};
 pub use probes::{
     InferredSchema, TestStream, infer_schema, test_profile_stream, test_schema, test_table,
 };

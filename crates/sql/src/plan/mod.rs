@@ -10,8 +10,60 @@ mod render;
 
 pub use render::{plan_json, plan_text};
 
+use crate::{Mode, Session};
 use std::fmt;
-use tributary_catalog::{CatalogStore, Result};
+use std::sync::Arc;
+use tributary_catalog::{CatalogStore, OverlayStore, Result};
+use tributary_types::Diagnostic;
+
+/// One file of the catalog wanted: its name (for diagnostics) and text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path or name it is shown by.
+    pub name: String,
+    /// Its SQL.
+    pub text: String,
+}
+
+/// Files that do not describe a valid catalog: each failed statement's diagnostics, by
+/// the index of its file.
+#[derive(Debug, Clone, Default)]
+pub struct InvalidFiles {
+    /// How many statements the files hold.
+    pub statements: usize,
+    /// For each failed statement, its file's index and its diagnostics.
+    pub failures: Vec<(usize, Vec<Diagnostic>)>,
+}
+
+/// The catalog `files` describe: their statements checked in order, as one script,
+/// into an empty in-memory catalog, offline (nothing is connected to, tested or
+/// fetched), so views are checked against the tables the same files create. Under a
+/// `parent` session (a server's), its confinement (files, variables) applies.
+pub async fn desired_catalog(
+    parent: Option<&Session>,
+    files: &[SourceFile],
+) -> std::result::Result<Arc<OverlayStore>, InvalidFiles> {
+    let store = Arc::new(OverlayStore::in_memory());
+    let session = match parent {
+        Some(p) => p.sibling(store.clone()),
+        None => Session::new(store.clone()),
+    }
+    .offline();
+    let mut invalid = InvalidFiles::default();
+    for (i, file) in files.iter().enumerate() {
+        for outcome in session.run_script(&file.text, Mode::Check).await {
+            invalid.statements += 1;
+            if let Err(e) = outcome {
+                invalid.failures.push((i, e.diagnostics));
+            }
+        }
+    }
+    if invalid.failures.is_empty() {
+        Ok(store)
+    } else {
+        Err(invalid)
+    }
+}
 
 /// What kind of object a change is about, in the order a plan lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -133,7 +185,7 @@ pub fn plan(desired: &dyn CatalogStore, actual: &dyn CatalogStore, prune: bool) 
             c.action = Action::Drop;
         }
     }
-    changes.sort_by(|a, b| (a.kind, a.name.to_lowercase()).cmp(&(b.kind, b.name.to_lowercase())));
+    changes.sort_by_key(|c| (c.kind, c.name.to_lowercase()));
     Ok(Plan { changes })
 }
 

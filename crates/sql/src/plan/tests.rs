@@ -3,24 +3,42 @@
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
 use super::*;
-use crate::{Mode, Session};
-use std::sync::Arc;
-use tributary_catalog::OverlayStore;
 
 const SECRET: &str = "hunter2-plan-secret";
 
 /// A catalog holding what `sql` makes, checked as `plan` checks files.
 async fn catalog(sql: &str) -> Arc<OverlayStore> {
-    let store = Arc::new(OverlayStore::in_memory());
-    let session = Session::new(store.clone()).offline();
-    let outcomes = session.run_script(sql, Mode::Check).await;
-    let failed: Vec<String> = outcomes
-        .iter()
-        .filter_map(|o| o.as_ref().err())
-        .map(|e| format!("{:?}", e.diagnostics.first().map(|d| &d.message)))
-        .collect();
-    assert!(failed.is_empty(), "{sql}: {failed:?}");
-    store
+    let files = [SourceFile {
+        name: "catalog.sql".into(),
+        text: sql.into(),
+    }];
+    desired_catalog(None, &files)
+        .await
+        .unwrap_or_else(|invalid| panic!("{sql}: {:?}", invalid.failures))
+}
+
+#[tokio::test]
+async fn invalid_files_say_which_statements_of_which_file_failed() {
+    let files = [
+        SourceFile {
+            name: "a.sql".into(),
+            text: "CREATE TABLE t WITH (connector = 'impulse', event_rate = '1');".into(),
+        },
+        SourceFile {
+            name: "b.sql".into(),
+            text: "CREATE VIEW v AS SELECT * FROM t; CREATE VIEW w AS SELECT * FROM nowhere;"
+                .into(),
+        },
+    ];
+    let invalid = desired_catalog(None, &files).await.unwrap_err();
+    assert_eq!(invalid.statements, 3);
+    assert_eq!(invalid.failures.len(), 1);
+    let (file, diagnostics) = &invalid.failures[0];
+    assert_eq!(*file, 1);
+    assert!(
+        diagnostics[0].message.contains("nowhere"),
+        "{diagnostics:?}"
+    );
 }
 
 fn base() -> String {
