@@ -382,6 +382,59 @@ async fn a_failing_profile_test_shows_its_stage_code_and_hint_and_server_errors_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_tab_shows_what_pasted_sql_would_change_and_never_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, b) = signed_in(dir.path(), "plan").await;
+    let secret = "hunter2-console-plan";
+    api_sql(
+        &server,
+        &format!("CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://h:6379', password = '{secret}', validate = false); CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '10'); CREATE TABLE old WITH (connector = 'impulse', event_rate = '1');"),
+    )
+    .await;
+    b.go(&format!("{}/#/plan", server.url)).await;
+    b.wait_text("main h1", "Plan").await;
+    let paste = |sql: String| {
+        let b = &b;
+        async move {
+            b.js(
+                "const t = document.querySelector('textarea.mono'); t.value = arguments[0]; t.dispatchEvent(new Event('input'));",
+                vec![json!(sql)],
+            )
+            .await;
+        }
+    };
+    paste("CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://h:6379', password = 'rotated', validate = false);\nCREATE TABLE ticks WITH (connector = 'impulse', event_rate = '20');\nCREATE TABLE bids WITH (connector = 'nexmark', event_rate = '5');".into()).await;
+    // The button, not the navigation's link of the same name.
+    b.click(&b.find_text("button", "Plan").await).await;
+    let shown = b
+        .wait_text("main", "1 to create, 2 to change, 0 to replace, 0 to drop")
+        .await;
+    for part in ["1 kept", "option 'event_rate'", "(secret)", "bids"] {
+        assert!(shown.contains(part), "{part} missing:\n{shown}");
+    }
+    assert!(
+        !shown.contains(secret) && !shown.contains("rotated"),
+        "{shown}"
+    );
+    b.js(
+        "document.querySelector('.plan-change').scrollIntoView();",
+        vec![],
+    )
+    .await;
+    b.shot("plan-changes").await;
+    // An invalid statement: where it is.
+    paste("CREATE TABLE ticks WITH (connector = 'impulse', event_rat = '20');".into()).await;
+    // The button, not the navigation's link of the same name.
+    b.click(&b.find_text("button", "Plan").await).await;
+    let shown = b.wait_text("main", "line 1, column").await;
+    assert!(shown.contains("event_rat"), "{shown}");
+    b.shot("plan-invalid").await;
+    // The catalog was not changed.
+    let answer = api_sql(&server, "SHOW CREATE TABLE ticks").await;
+    assert!(answer.to_string().contains("10"), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_form_renderer_passes_its_unit_tests_and_renders_every_connectors_forms() {
     let dir = tempfile::tempdir().unwrap();
     let (server, b) = signed_in(dir.path(), "form-renderer").await;

@@ -357,6 +357,57 @@ fn drive_commands(dir: &Path, catalog: &Path, server: &str) {
     );
     done("catalog");
 
+    // Plans: the dump (nothing to do), the dump with every secret given in clear (each
+    // changed, none shown), and a broken file quoting secrets, in every format.
+    let files = dir.join("plan");
+    std::fs::create_dir_all(&files).unwrap();
+    let mut in_clear = dump.clone();
+    // Secrets that are a whole value (headers aside, which have a shape): given in
+    // clear, each stays a valid option.
+    for v in &variables {
+        in_clear = in_clear
+            .lines()
+            .map(|l| {
+                if l.contains("'headers'") {
+                    l.to_string()
+                } else {
+                    l.replace(
+                        &format!("= '{{{{ {v} }}}}'"),
+                        &format!("= '{}'", marker("a secret option")),
+                    )
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    assert_ne!(in_clear, dump, "no whole-value secret in the dump:\n{dump}");
+    let broken_plan = format!(
+        "CREATE TABLE b WITH (connector = 'impulse', evnt_rate = 'redis://u:{}@h');",
+        marker("URL userinfo")
+    );
+    for (name, text, status) in [
+        ("dump", dump.as_str(), 0),
+        ("secrets in clear", in_clear.as_str(), 2),
+        ("broken", broken_plan.as_str(), 1),
+    ] {
+        std::fs::write(files.join("catalog.sql"), text).unwrap();
+        for format in FORMATS {
+            let out = drive(
+                &format!("plan --format {format} ({name})"),
+                catalog,
+                &["--format", format, "plan", files.to_str().unwrap()],
+                None,
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(status),
+                "{name}: {}",
+                tail(&said(&out))
+            );
+        }
+    }
+    done("plan");
+
     let copied = dir.join("copied");
     let out = drive(
         "catalog copy",
@@ -657,6 +708,17 @@ async fn drive_routes(server: &Server, peer: u16) {
                     }
                 }
             }
+            ("POST", "/plan") => {
+                let sql = format!(
+                    "CREATE CONNECTION PROFILE rest_p WITH (connector = 'redis', address = 'redis://carol:{userinfo}@127.0.0.1:6379', password = '{header}', validate = false);\nCREATE TABLE p (a TEXT) WITH (connector = 'polling_http', endpoint = 'http://127.0.0.1:{peer}/z?token={token}', format = 'json');\nCREATE TABLE broken WITH (connector = 'impulse', evnt_rate = 'redis://u:{userinfo}@h');"
+                );
+                let (valid, _) = sql.rsplit_once('\n').unwrap();
+                for (files, prune) in [(valid, false), (valid, true), (sql.as_str(), false)] {
+                    let body =
+                        json!({"files": [{"name": "catalog.sql", "sql": files}], "prune": prune});
+                    request(server, method, path, Some(body)).await;
+                }
+            }
             other => unknown.push(format!("{} {}", other.0, other.1)),
         }
     }
@@ -695,6 +757,7 @@ async fn drive_console(server: &Server) {
                 .map(|c| format!("/new?connector={c}"))
                 .collect(),
             "\\/sql" => vec!["/sql".into()],
+            "\\/plan" => vec!["/plan".into()],
             other => panic!("a console page the marker test does not visit: {other}"),
         };
         for hash in hashes {

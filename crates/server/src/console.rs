@@ -42,6 +42,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
         JS,
         include_bytes!("../console/js/schema_step.js"),
     ),
+    ("js/plan.js", JS, include_bytes!("../console/js/plan.js")),
     ("js/sql.js", JS, include_bytes!("../console/js/sql.js")),
     (
         "js/testing.js",

@@ -6,6 +6,7 @@ import { connectionsPage, tablePage } from "./connections.js";
 import { profilesPage, profilePage } from "./profiles.js";
 import { wizardPage } from "./wizard.js";
 import { sqlPage } from "./sql.js";
+import { planPage } from "./plan.js";
 
 const view = document.getElementById("view");
 const login = document.getElementById("login");
@@ -19,6 +20,7 @@ const ROUTES = [
   [/^\/profiles$/, "profiles", () => profilesPage()],
   [/^\/new$/, "new", (m, query) => wizardPage(query)],
   [/^\/sql$/, "sql", () => sqlPage()],
+  [/^\/plan$/, "plan", () => planPage()],
 ];
 
 let current = null;
