@@ -1,25 +1,24 @@
 //! `tributary plan PATH...`: the SQL files (directories are read for `*.sql` files, in
 //! path order) describe the catalog wanted; they are checked as one script into an empty
 //! in-memory catalog, offline, and compared with the catalog (`--catalog`, read from a
-//! snapshot). Exit 0 when nothing differs, 2 when something would change, 1 when the
-//! files are invalid or cannot be read.
+//! snapshot), or, with `--server`, sent to the server's `POST /plan`. Exit 0 when
+//! nothing differs, 2 when something would change, 1 when the files are invalid or
+//! cannot be read.
 
 use crate::args::{Cli, PlanArgs};
 use crate::output::{Stdout, err_line};
+use crate::remote::Remote;
 use crate::render::Renderer;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tributary_catalog::{CatalogStore, OverlayStore};
-use tributary_sql::plan::SourceFile;
+use tributary_sql::api::ApiDiagnostic;
+use tributary_sql::plan::{Plan, SourceFile};
+use tributary_types::Diagnostic;
 
-/// Compare the files with the catalog and print the plan; the exit status.
+/// Compare the files with the catalog (or, with `--server`, the server's) and print the
+/// plan; the exit status.
 pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
-    if cli.server.is_some() {
-        err_line(
-            "error: `plan` reads the catalog itself; over --server it is not available yet\n  help: Run it where the catalog is (--catalog PATH or postgres://...).",
-        );
-        return 1;
-    }
     let files = match sql_files(&args.paths) {
         Ok(f) => f,
         Err(e) => {
@@ -40,21 +39,36 @@ pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
             }
         }
     }
-    let desired = match tributary_sql::plan::desired_catalog(None, &sources).await {
+    let planned = match &cli.server {
+        Some(url) => remote_plan(cli, url, &sources, args.prune).await,
+        None => local_plan(cli, &sources, args.prune).await,
+    };
+    let plan = match planned {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut out = Stdout::default();
+    if cli.format.is_json() {
+        out.write(&format!("{}\n", tributary_sql::plan::plan_json(&plan)));
+    } else {
+        out.write(&tributary_sql::plan::plan_text(&plan));
+    }
+    if plan.is_empty() { 0 } else { 2 }
+}
+
+/// The plan against the catalog `--catalog` names; `Err` holds the exit status, after
+/// saying why.
+async fn local_plan(cli: &Cli, sources: &[SourceFile], prune: bool) -> Result<Plan, u8> {
+    let desired = match tributary_sql::plan::desired_catalog(None, sources).await {
         Ok(d) => d,
         Err(invalid) => {
             for (i, diagnostics) in &invalid.failures {
-                let file = &sources[*i];
-                Renderer::new(cli.format, &file.name, &file.text)
-                    .styled(cli)
-                    .diagnostics(diagnostics);
+                show_diagnostics(cli, &sources[*i], diagnostics);
             }
-            err_line(&format!(
-                "plan: {} of {} statement(s) invalid; nothing was compared",
+            return Err(invalid_files(
                 invalid.failures.len(),
-                invalid.statements
+                Some(invalid.statements),
             ));
-            return 1;
         }
     };
     let actual: Arc<dyn CatalogStore> = match crate::store::catalog_location(cli)
@@ -64,23 +78,86 @@ pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
         Ok(None) => Arc::new(OverlayStore::in_memory()),
         Err(e) => {
             err_line(&format!("error: {e}"));
-            return 1;
+            return Err(1);
         }
     };
-    let plan = match tributary_sql::plan::plan(desired.as_ref(), actual.as_ref(), args.prune) {
-        Ok(p) => p,
-        Err(e) => {
-            err_line(&format!("error: {e}"));
-            return 1;
-        }
+    tributary_sql::plan::plan(desired.as_ref(), actual.as_ref(), prune).map_err(|e| {
+        err_line(&format!("error: {e}"));
+        1
+    })
+}
+
+/// The plan a server (`POST /plan`) makes against its catalog.
+async fn remote_plan(
+    cli: &Cli,
+    url: &str,
+    sources: &[SourceFile],
+    prune: bool,
+) -> Result<Plan, u8> {
+    let fail = |e: String| {
+        err_line(&format!("error: {e}"));
+        1
     };
-    let mut out = Stdout::default();
-    if cli.format.is_json() {
-        out.write(&format!("{}\n", tributary_sql::plan::plan_json(&plan)));
-    } else {
-        out.write(&tributary_sql::plan::plan_text(&plan));
+    let remote = Remote::new(url, cli.token.last().cloned()).map_err(fail)?;
+    let files: Vec<serde_json::Value> = sources
+        .iter()
+        .map(|f| serde_json::json!({"name": f.name, "sql": f.text}))
+        .collect();
+    let body = serde_json::json!({"files": files, "prune": prune});
+    let (status, answer) = remote.post_json("/plan", &body).await.map_err(fail)?;
+    if status == 200 {
+        return tributary_sql::plan::plan_from_json(&answer).ok_or_else(|| {
+            fail(format!(
+                "the server at {url} answered a plan this client cannot read"
+            ))
+        });
     }
-    if plan.is_empty() { 0 } else { 2 }
+    if answer["code"] == "invalid_definition" {
+        // Each diagnostic back in its file, where it points.
+        let mut shown = 0;
+        for d in answer["diagnostics"].as_array().into_iter().flatten() {
+            let Ok(d) = serde_json::from_value::<ApiDiagnostic>(d.clone()) else {
+                continue;
+            };
+            let file = d
+                .path
+                .as_deref()
+                .and_then(|p| p.strip_prefix("/files/"))
+                .and_then(|p| p.split('/').next())
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| sources.get(n));
+            if let Some(file) = file {
+                show_diagnostics(cli, file, &[d.to_diagnostic()]);
+                shown += 1;
+            }
+        }
+        if shown > 0 {
+            return Err(invalid_files(shown, None));
+        }
+    }
+    let said = answer["error"].as_str().unwrap_or("no reason given");
+    Err(fail(format!(
+        "the server at {url} answered {status}: {said}"
+    )))
+}
+
+fn show_diagnostics(cli: &Cli, file: &SourceFile, diagnostics: &[Diagnostic]) {
+    Renderer::new(cli.format, &file.name, &file.text)
+        .styled(cli)
+        .diagnostics(diagnostics);
+}
+
+/// Say that the files are invalid; the exit status.
+fn invalid_files(failed: usize, statements: Option<usize>) -> u8 {
+    match statements {
+        Some(n) => err_line(&format!(
+            "plan: {failed} of {n} statement(s) invalid; nothing was compared"
+        )),
+        None => err_line(&format!(
+            "plan: {failed} error(s) in the files; nothing was compared"
+        )),
+    }
+    1
 }
 
 /// The files `paths` name: each file, and each directory's `*.sql` files (in its

@@ -69,6 +69,42 @@ impl Remote {
         serde_json::from_slice(&bytes).map_err(|e| e.to_string())
     }
 
+    /// `POST /api/v1{path}` with a JSON `body`: the status and the JSON answer (an error
+    /// status included, whose body says why); `Err` when the server cannot be asked.
+    pub async fn post_json(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<(u16, serde_json::Value), String> {
+        let mut request = self
+            .client
+            .post(format!("{}/api/v1{path}", self.base))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body).map_err(|e| e.to_string())?);
+        if let Some(t) = &self.token {
+            request = request.bearer_auth(t);
+        }
+        let response = request.send().await.map_err(|e| {
+            format!(
+                "cannot reach the server at {}: {}",
+                self.base,
+                reqwest_reason(&e)
+            )
+        })?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("cannot read the server's answer: {e}"))?;
+        let value = serde_json::from_slice(&bytes).map_err(|_| {
+            format!(
+                "the server at {} answered {status} with something other than JSON",
+                self.base
+            )
+        })?;
+        Ok((status, value))
+    }
+
     /// Send `text` as a `POST /sql` asking for `accept`; the response when the server
     /// took it.
     async fn post(

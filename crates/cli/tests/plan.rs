@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
+mod common;
+
+use common::server::{Server, TOKEN};
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -180,4 +183,57 @@ fn a_missing_path_or_an_empty_directory_is_an_error() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn plan_over_a_server_plans_against_its_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("cat");
+    let made = tributary(&catalog, &["run", "-c", &setup()]);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let script = text(&tributary(&catalog, &["catalog", "dump"]).stdout);
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("catalog.sql"), &script).unwrap();
+    let server = Server::start(&catalog, dir.path().join("serve.log"));
+    let elsewhere = dir.path().join("unused");
+    let over = |extra: &[&str]| {
+        let mut args = vec!["--server", server.url.as_str(), "--token", TOKEN, "plan"];
+        args.extend_from_slice(extra);
+        args.push(files.to_str().unwrap());
+        tributary(&elsewhere, &args)
+    };
+    let same = over(&[]);
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same.stderr));
+    assert!(
+        text(&same.stdout).contains("No changes"),
+        "{}",
+        text(&same.stdout)
+    );
+    std::fs::write(
+        files.join("catalog.sql"),
+        script.replace("'topic' = 'orders'", "'topic' = 'orders_v2'"),
+    )
+    .unwrap();
+    let changed = over(&[]);
+    assert_eq!(changed.status.code(), Some(2), "{}", text(&changed.stderr));
+    assert!(
+        text(&changed.stdout).contains("    option 'topic': 'orders' -> 'orders_v2'"),
+        "{}",
+        text(&changed.stdout)
+    );
+    // The server's diagnostics, shown in the file they point into.
+    std::fs::write(
+        files.join("more.sql"),
+        "\nCREATE VIEW w AS SELECT * FROM nowhere;",
+    )
+    .unwrap();
+    let invalid = over(&[]);
+    assert_eq!(invalid.status.code(), Some(1));
+    let err = text(&invalid.stderr);
+    assert!(
+        err.contains("more.sql:2:") && err.contains("nowhere"),
+        "{err}"
+    );
+    drop(server);
 }

@@ -8,7 +8,7 @@
 mod compare;
 mod render;
 
-pub use render::{plan_json, plan_text};
+pub use render::{plan_from_json, plan_json, plan_text};
 
 use crate::{Mode, Session};
 use std::fmt;

@@ -1,7 +1,7 @@
 //! A plan as text for a reader (one line per object, its differences indented below,
 //! a summary last) and as JSON for CI.
 
-use super::{Action, Plan};
+use super::{Action, Detail, ObjectKind, Plan, PlannedChange};
 use serde_json::{Value, json};
 
 /// The plan as a reader sees it:
@@ -78,4 +78,48 @@ pub fn plan_json(plan: &Plan) -> Value {
             "keep": plan.count(Action::Keep),
         },
     })
+}
+
+/// A plan from its JSON form ([`plan_json`]), as a server answers `POST /plan`; `None`
+/// when `value` is not one.
+pub fn plan_from_json(value: &Value) -> Option<Plan> {
+    let action = |w: &str| match w {
+        "create" => Some(Action::Create),
+        "change" => Some(Action::Change),
+        "replace" => Some(Action::Replace),
+        "drop" => Some(Action::Drop),
+        "keep" => Some(Action::Keep),
+        _ => None,
+    };
+    let kind = |w: &str| match w {
+        "function" => Some(ObjectKind::Function),
+        "profile" => Some(ObjectKind::Profile),
+        "table" => Some(ObjectKind::Table),
+        "view" => Some(ObjectKind::View),
+        _ => None,
+    };
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let changes = value["changes"]
+        .as_array()?
+        .iter()
+        .map(|c| {
+            Some(PlannedChange {
+                action: action(c["action"].as_str()?)?,
+                kind: kind(c["kind"].as_str()?)?,
+                name: c["name"].as_str()?.to_string(),
+                details: c["details"]
+                    .as_array()?
+                    .iter()
+                    .map(|d| {
+                        Some(Detail {
+                            what: d["what"].as_str()?.to_string(),
+                            before: text(&d["before"]),
+                            after: text(&d["after"]),
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>()?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Plan { changes })
 }

@@ -120,6 +120,12 @@ async fn creates_changes_replacements_and_drops_are_listed_option_by_option() {
     let json = plan_json(&pruned);
     assert_eq!(json["summary"]["drop"], 1);
     assert_eq!(json["summary"]["replace"], 1);
+    // What a server answers reads back as the same plan.
+    assert_eq!(plan_from_json(&json), Some(pruned));
+    assert_eq!(
+        plan_from_json(&serde_json::json!({"changes": [{"action": "maybe"}]})),
+        None
+    );
 }
 
 #[tokio::test]
