@@ -76,21 +76,7 @@ impl Remote {
         path: &str,
         body: &serde_json::Value,
     ) -> Result<(u16, serde_json::Value), String> {
-        let mut request = self
-            .client
-            .post(format!("{}/api/v1{path}", self.base))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(serde_json::to_vec(body).map_err(|e| e.to_string())?);
-        if let Some(t) = &self.token {
-            request = request.bearer_auth(t);
-        }
-        let response = request.send().await.map_err(|e| {
-            format!(
-                "cannot reach the server at {}: {}",
-                self.base,
-                reqwest_reason(&e)
-            )
-        })?;
+        let response = self.send_post(path, body, None).await?;
         let status = response.status().as_u16();
         let bytes = response
             .bytes()
@@ -105,6 +91,34 @@ impl Remote {
         Ok((status, value))
     }
 
+    /// `POST /api/v1{path}` with a JSON `body` (and `Accept: accept`), the token
+    /// attached; the response, whatever its status.
+    async fn send_post(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        accept: Option<&str>,
+    ) -> Result<reqwest::Response, String> {
+        let mut request = self
+            .client
+            .post(format!("{}/api/v1{path}", self.base))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body).map_err(|e| e.to_string())?);
+        if let Some(a) = accept {
+            request = request.header(reqwest::header::ACCEPT, a);
+        }
+        if let Some(t) = &self.token {
+            request = request.bearer_auth(t);
+        }
+        request.send().await.map_err(|e| {
+            format!(
+                "cannot reach the server at {}: {}",
+                self.base,
+                reqwest_reason(&e)
+            )
+        })
+    }
+
     /// Send `text` as a `POST /sql` asking for `accept`; the response when the server
     /// took it.
     async fn post(
@@ -117,25 +131,8 @@ impl Remote {
             Mode::Run => "run",
             Mode::Check => "check",
         };
-        let mut request = self
-            .client
-            .post(format!("{}/api/v1/sql", self.base))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, accept)
-            .body(
-                serde_json::to_vec(&serde_json::json!({ "sql": text, "mode": mode }))
-                    .map_err(|e| e.to_string())?,
-            );
-        if let Some(t) = &self.token {
-            request = request.bearer_auth(t);
-        }
-        let response = request.send().await.map_err(|e| {
-            format!(
-                "cannot reach the server at {}: {}",
-                self.base,
-                reqwest_reason(&e)
-            )
-        })?;
+        let body = serde_json::json!({ "sql": text, "mode": mode });
+        let response = self.send_post("/sql", &body, Some(accept)).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);

@@ -309,23 +309,29 @@ fn backslash_commands_list_describe_time_expand_redirect_include_and_edit() {
     );
 }
 
-#[test]
-fn ctrl_c_stops_a_streaming_query_and_the_shell_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = catalog(dir.path());
-    let mut p = shell(dir.path(), &catalog, &[]);
+/// Start an endless query, Ctrl-C it once rows show, expect the shell to say so and to
+/// run the next statement.
+fn stop_a_streaming_query_and_go_on(p: &mut PtySession) {
     p.send_line("SELECT counter FROM ticks;").unwrap();
     p.exp_string("| 100 ").unwrap();
     p.send_control('c').unwrap();
     p.exp_string("cancelled: the query was stopped after")
         .unwrap();
-    fresh_prompt(&mut p);
+    fresh_prompt(p);
     p.send_line("SELECT 'still here' AS s;").unwrap();
     p.exp_string(LINE_DONE).unwrap();
     p.exp_string("still here").unwrap();
-    fresh_prompt(&mut p);
+    fresh_prompt(p);
     p.send_line("\\q").unwrap();
     p.exp_eof().unwrap();
+}
+
+#[test]
+fn ctrl_c_stops_a_streaming_query_and_the_shell_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path());
+    let mut p = shell(dir.path(), &catalog, &[]);
+    stop_a_streaming_query_and_go_on(&mut p);
 }
 
 #[test]
@@ -338,18 +344,7 @@ fn over_a_server_ctrl_c_stops_a_streaming_query_and_says_so() {
         &["--server", &server.url, "--token", TOKEN],
         &[],
     );
-    p.send_line("SELECT counter FROM ticks;").unwrap();
-    p.exp_string("| 100 ").unwrap();
-    p.send_control('c').unwrap();
-    p.exp_string("cancelled: the query was stopped after")
-        .unwrap();
-    fresh_prompt(&mut p);
-    p.send_line("SELECT 'still here' AS s;").unwrap();
-    p.exp_string(LINE_DONE).unwrap();
-    p.exp_string("still here").unwrap();
-    fresh_prompt(&mut p);
-    p.send_line("\\q").unwrap();
-    p.exp_eof().unwrap();
+    stop_a_streaming_query_and_go_on(&mut p);
     drop(server);
 }
 

@@ -252,6 +252,9 @@ fn cases(peer: u16) -> Vec<Case> {
         case("POST", "/plan", 400, Some("invalid_definition")).json(json!({"files": [{"name": "c.sql",
             "sql": "CREATE TABLE ticks WITH (connector = 'impulse', event_rat = '10');"}]})),
         case("POST", "/plan", 400, Some("invalid_body")).json(json!({"files": []})),
+        // Planned files are confined as any statement is: no file outside the allowed.
+        case("POST", "/plan", 403, Some("forbidden")).json(json!({"files": [{"name": "f.sql",
+            "sql": "CREATE TABLE f (a TEXT) WITH (connector = 'single_file', path = '/etc/passwd', type = 'source', format = 'json');"}]})),
         case("GET", "/pipelines", 200, None),
         case("GET", "/jobs", 200, None),
         case("GET", "/udfs", 200, None),

@@ -33,7 +33,8 @@ pub struct PlanFilePost {
 }
 
 /// The plan as `tributary --format json plan` prints it; 400 `invalid_definition` with
-/// each invalid statement's diagnostics (`path` `/files/N/sql`, line and column in it).
+/// each invalid statement's diagnostics (`path` `/files/N/sql`, line and column in it),
+/// 403 `forbidden` when a file reaches what the server does not allow.
 pub async fn plan_files(session: &Arc<Session>, post: &PlanPost) -> Result<Value, ApiError> {
     if post.files.is_empty() {
         return Err(ApiError::body("'files' is empty: there is nothing to plan")
@@ -52,6 +53,17 @@ pub async fn plan_files(session: &Arc<Session>, post: &PlanPost) -> Result<Value
         let desired = match desired_catalog(Some(&session), &files).await {
             Ok(d) => d,
             Err(invalid) => {
+                // A file the server may not read, a variable it may not resolve: 403, as
+                // for the same statement anywhere else; any other refusal is the files'.
+                let all: Vec<_> = invalid
+                    .failures
+                    .iter()
+                    .flat_map(|(_, d)| d.clone())
+                    .collect();
+                let (status, code) = match super::run::classify(&all) {
+                    (ApiStatus::Forbidden, code) => (ApiStatus::Forbidden, code),
+                    _ => (ApiStatus::BadRequest, "invalid_definition"),
+                };
                 let diagnostics = invalid
                     .failures
                     .iter()
@@ -63,11 +75,7 @@ pub async fn plan_files(session: &Arc<Session>, post: &PlanPost) -> Result<Value
                         })
                     })
                     .collect();
-                return Err(ApiError::from_diagnostics(
-                    ApiStatus::BadRequest,
-                    "invalid_definition",
-                    diagnostics,
-                ));
+                return Err(ApiError::from_diagnostics(status, code, diagnostics));
             }
         };
         let planned = plan(desired.as_ref(), session.store().as_ref(), post.prune)

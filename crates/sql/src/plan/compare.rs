@@ -41,6 +41,12 @@ fn definitions(
 ) -> Result<Vec<PlannedChange>> {
     let wanted = by_name(desired.definitions(kind)?, |d| d.name.clone());
     let have = by_name(actual.definitions(kind)?, |d| d.name.clone());
+    // Shown on one line, through the redaction path: a query's literals may hold
+    // credentials (`'redis://u:pw@h'`).
+    let shown = |text: &str| {
+        let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        tributary_types::redact_text(&one_line).into_owned()
+    };
     Ok(pair(&wanted, &have, object, |w, h| {
         let (before, after) = (create_definition(h), create_definition(w));
         if before == after {
@@ -50,8 +56,8 @@ fn definitions(
                 Action::Change,
                 vec![Detail {
                     what: "definition".into(),
-                    before: Some(before),
-                    after: Some(after),
+                    before: Some(shown(&before)),
+                    after: Some(shown(&after)),
                 }],
             ))
         }

@@ -137,3 +137,23 @@ async fn a_dump_plans_nothing_against_the_catalog_it_came_from() {
     let plan = plan(wanted.as_ref(), have.as_ref(), true).unwrap();
     assert!(plan.is_empty(), "{}", text_of(&plan));
 }
+
+#[tokio::test]
+async fn a_changed_view_is_shown_on_one_line_without_credentials() {
+    let have = catalog(&format!(
+        "CREATE VIEW v AS SELECT 'redis://u:{SECRET}@h' AS x;"
+    ))
+    .await;
+    let wanted = catalog("CREATE VIEW v AS\nSELECT 'redis://u:other-pw@h' AS x;").await;
+    let text = text_of(&plan(wanted.as_ref(), have.as_ref(), false).unwrap());
+    assert!(
+        text.contains("~ view v\n    definition: CREATE VIEW"),
+        "{text}"
+    );
+    assert!(!text.contains("other-pw"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains("definition")).count(),
+        1,
+        "{text}"
+    );
+}
