@@ -122,6 +122,10 @@ pub enum Command {
     /// column), replaced or dropped. Exit 0 when nothing differs, 2 when something
     /// would change, 1 when the files are invalid.
     Plan(PlanArgs),
+    /// Make the catalog match SQL files (or a plan saved by `plan --out`) in one atomic
+    /// batch: all of it or nothing. Objects not in the files are kept unless --prune;
+    /// replacements need --allow-replace.
+    Apply(ApplyArgs),
     /// An interactive SQL shell.
     Repl,
     /// Serve the REST API (Arroyo-compatible) over the catalog.
@@ -149,6 +153,33 @@ pub struct PlanArgs {
     /// List objects in the catalog but not in the files as dropped [default: kept].
     #[arg(long)]
     pub prune: bool,
+    /// Also save the plan to this file, for `apply --plan-file` (it holds the files'
+    /// text and the catalog's fingerprint, no stored secret).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `tributary apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// SQL files, or directories of them, describing the whole catalog wanted.
+    #[arg(
+        value_name = "PATH",
+        required_unless_present = "plan_file",
+        conflicts_with = "plan_file"
+    )]
+    pub paths: Vec<PathBuf>,
+    /// Drop objects in the catalog but not in the files [default: kept].
+    #[arg(long, conflicts_with = "plan_file")]
+    pub prune: bool,
+    /// Allow replacing objects that cannot change in place (dropped and created again,
+    /// with new ids).
+    #[arg(long)]
+    pub allow_replace: bool,
+    /// Apply exactly the plan `plan --out FILE` saved; refused if the catalog has changed
+    /// since.
+    #[arg(long, value_name = "FILE")]
+    pub plan_file: Option<PathBuf>,
 }
 
 /// `tributary arroyo ...`: objects are matched by name, so both can run again; --token

@@ -3,6 +3,7 @@
 //! Exit status: 0 when every statement succeeded, 1 when a statement was invalid, 2 on
 //! usage or I/O errors (including a catalog that cannot be opened).
 
+mod apply;
 mod args;
 mod arroyo;
 mod catalog;
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         Some(Command::Run(_)) => "tributary run",
         Some(Command::Check(_)) => "tributary check",
         Some(Command::Plan(_)) => "tributary plan",
+        Some(Command::Apply(_)) => "tributary apply",
         Some(Command::Repl) => "tributary repl",
         None if std::io::stdin().is_terminal() => "tributary repl",
         None => "tributary (a script on standard input)",
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
                 script::run(&cli, input, tributary_sql::Mode::Check).await
             }
             Some(Command::Plan(args)) => plan::run(&cli, args).await,
+            Some(Command::Apply(args)) => apply::run(&cli, args).await,
             Some(Command::Repl) => repl::run(&cli).await,
             // As psql: the shell at a terminal, a script from a pipe or file.
             None if std::io::stdin().is_terminal() => repl::run(&cli).await,

@@ -13,19 +13,65 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tributary_catalog::{CatalogStore, OverlayStore};
 use tributary_sql::api::ApiDiagnostic;
-use tributary_sql::plan::{Plan, SourceFile};
+use tributary_sql::plan::{Plan, PlanFile, SourceFile};
 use tributary_types::Diagnostic;
 
 /// Compare the files with the catalog (or, with `--server`, the server's) and print the
 /// plan; the exit status.
 pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
-    let files = match sql_files(&args.paths) {
-        Ok(f) => f,
-        Err(e) => {
-            err_line(&format!("error: {e}"));
+    let sources = match read_sources(&args.paths) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let planned = match &cli.server {
+        Some(url) => remote_plan(cli, url, &sources, args.prune).await,
+        None => local_plan(cli, &sources, args.prune).await,
+    };
+    let (plan, fingerprint) = match planned {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if let Some(out) = &args.out {
+        let saved = PlanFile {
+            files: sources,
+            prune: args.prune,
+            fingerprint: fingerprint.clone(),
+            plan: plan.clone(),
+        };
+        let text = format!("{:#}\n", saved.to_json());
+        if let Err(e) = std::fs::write(out, text) {
+            err_line(&format!(
+                "error: cannot write the plan to '{}': {e}",
+                out.display()
+            ));
             return 1;
         }
-    };
+    }
+    let mut out = Stdout::default();
+    if cli.format.is_json() {
+        let mut json = tributary_sql::plan::plan_json(&plan);
+        json["fingerprint"] = fingerprint.into();
+        out.write(&format!("{json}\n"));
+    } else {
+        out.write(&tributary_sql::plan::plan_text(&plan));
+    }
+    if let Some(path) = &args.out {
+        err_line(&format!(
+            "plan saved to '{}': `tributary apply --plan-file {}` applies exactly this plan",
+            path.display(),
+            path.display()
+        ));
+    }
+    if plan.is_empty() { 0 } else { 2 }
+}
+
+/// The files `paths` name (directories read for `*.sql`), read; `Err` holds the exit
+/// status, after saying why.
+pub(crate) fn read_sources(paths: &[PathBuf]) -> Result<Vec<SourceFile>, u8> {
+    let files = sql_files(paths).map_err(|e| {
+        err_line(&format!("error: {e}"));
+        1
+    })?;
     let mut sources = Vec::with_capacity(files.len());
     for path in &files {
         match crate::script::read_file(path) {
@@ -35,30 +81,16 @@ pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
             }),
             Err(e) => {
                 err_line(&format!("error: {e}"));
-                return 1;
+                return Err(1);
             }
         }
     }
-    let planned = match &cli.server {
-        Some(url) => remote_plan(cli, url, &sources, args.prune).await,
-        None => local_plan(cli, &sources, args.prune).await,
-    };
-    let plan = match planned {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let mut out = Stdout::default();
-    if cli.format.is_json() {
-        out.write(&format!("{}\n", tributary_sql::plan::plan_json(&plan)));
-    } else {
-        out.write(&tributary_sql::plan::plan_text(&plan));
-    }
-    if plan.is_empty() { 0 } else { 2 }
+    Ok(sources)
 }
 
 /// The plan against the catalog `--catalog` names; `Err` holds the exit status, after
 /// saying why.
-async fn local_plan(cli: &Cli, sources: &[SourceFile], prune: bool) -> Result<Plan, u8> {
+async fn local_plan(cli: &Cli, sources: &[SourceFile], prune: bool) -> Result<(Plan, String), u8> {
     let desired = match tributary_sql::plan::desired_catalog(None, sources).await {
         Ok(d) => d,
         Err(invalid) => {
@@ -81,10 +113,13 @@ async fn local_plan(cli: &Cli, sources: &[SourceFile], prune: bool) -> Result<Pl
             return Err(1);
         }
     };
-    tributary_sql::plan::plan(desired.as_ref(), actual.as_ref(), prune).map_err(|e| {
+    let fail = |e: tributary_catalog::CatalogError| {
         err_line(&format!("error: {e}"));
         1
-    })
+    };
+    let fingerprint = tributary_sql::plan::fingerprint(actual.as_ref()).map_err(fail)?;
+    let plan = tributary_sql::plan::plan(desired.as_ref(), actual.as_ref(), prune).map_err(fail)?;
+    Ok((plan, fingerprint))
 }
 
 /// The plan a server (`POST /plan`) makes against its catalog.
@@ -93,7 +128,7 @@ async fn remote_plan(
     url: &str,
     sources: &[SourceFile],
     prune: bool,
-) -> Result<Plan, u8> {
+) -> Result<(Plan, String), u8> {
     let fail = |e: String| {
         err_line(&format!("error: {e}"));
         1
@@ -106,31 +141,17 @@ async fn remote_plan(
     let body = serde_json::json!({"files": files, "prune": prune});
     let (status, answer) = remote.post_json("/plan", &body).await.map_err(fail)?;
     if status == 200 {
-        return tributary_sql::plan::plan_from_json(&answer).ok_or_else(|| {
-            fail(format!(
+        let plan = tributary_sql::plan::plan_from_json(&answer);
+        let fingerprint = answer["fingerprint"].as_str().map(str::to_string);
+        return match (plan, fingerprint) {
+            (Some(p), Some(f)) => Ok((p, f)),
+            _ => Err(fail(format!(
                 "the server at {url} answered a plan this client cannot read"
-            ))
-        });
+            ))),
+        };
     }
     if answer["code"] == "invalid_definition" {
-        // Each diagnostic back in its file, where it points.
-        let mut shown = 0;
-        for d in answer["diagnostics"].as_array().into_iter().flatten() {
-            let Ok(d) = serde_json::from_value::<ApiDiagnostic>(d.clone()) else {
-                continue;
-            };
-            let file = d
-                .path
-                .as_deref()
-                .and_then(|p| p.strip_prefix("/files/"))
-                .and_then(|p| p.split('/').next())
-                .and_then(|n| n.parse::<usize>().ok())
-                .and_then(|n| sources.get(n));
-            if let Some(file) = file {
-                show_diagnostics(cli, file, &[d.to_diagnostic()]);
-                shown += 1;
-            }
-        }
+        let shown = show_server_diagnostics(cli, sources, &answer);
         if shown > 0 {
             return Err(invalid_files(shown, None));
         }
@@ -141,7 +162,34 @@ async fn remote_plan(
     )))
 }
 
-fn show_diagnostics(cli: &Cli, file: &SourceFile, diagnostics: &[Diagnostic]) {
+/// Show each of a server's diagnostics (`path` `/files/N/sql`) in its file, where it
+/// points; how many were shown.
+pub(crate) fn show_server_diagnostics(
+    cli: &Cli,
+    sources: &[SourceFile],
+    answer: &serde_json::Value,
+) -> usize {
+    let mut shown = 0;
+    for d in answer["diagnostics"].as_array().into_iter().flatten() {
+        let Ok(d) = serde_json::from_value::<ApiDiagnostic>(d.clone()) else {
+            continue;
+        };
+        let file = d
+            .path
+            .as_deref()
+            .and_then(|p| p.strip_prefix("/files/"))
+            .and_then(|p| p.split('/').next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| sources.get(n));
+        if let Some(file) = file {
+            show_diagnostics(cli, file, &[d.to_diagnostic()]);
+            shown += 1;
+        }
+    }
+    shown
+}
+
+pub(crate) fn show_diagnostics(cli: &Cli, file: &SourceFile, diagnostics: &[Diagnostic]) {
     Renderer::new(cli.format, &file.name, &file.text)
         .styled(cli)
         .diagnostics(diagnostics);

@@ -14,7 +14,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
     servers((url = "/api", description = "Also served under /v1 without the /api prefix")),
     paths(
         misc::ping, misc::udfs, misc::jobs, misc::pipelines, misc::validate_query,
-        misc::connectors, misc::sql, misc::plan, misc::openapi_json,
+        misc::connectors, misc::sql, misc::plan, misc::apply, misc::openapi_json,
         profiles::list, profiles::create, profiles::test, profiles::get, profiles::patch,
         profiles::delete, profiles::autocomplete,
         tables::list, tables::create, tables::test, tables::test_schema, tables::infer_schema,

@@ -86,6 +86,7 @@ fn table() -> Vec<Route> {
         ),
         route!(POST, "/sql", misc::sql),
         route!(POST, "/plan", misc::plan),
+        route!(POST, "/apply", misc::apply),
         route!(GET, "/openapi.json", misc::openapi_json),
     ]
 }

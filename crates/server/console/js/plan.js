@@ -1,6 +1,9 @@
 // The Plan tab: paste the SQL that describes the catalog (a `catalog dump`, the files
 // kept in git), and see what would make the server's catalog match it (POST /plan),
-// object by object and option by option. Secrets show only as "(secret)".
+// object by object and option by option. Secrets show only as "(secret)". A plan with
+// changes can then be applied (POST /apply) exactly as shown: the SQL, the prune choice
+// and the catalog's fingerprint are those of the plan, so a catalog changed meanwhile
+// is refused rather than changed in ways nobody reviewed.
 
 import * as api from "./api.js";
 import { banner, dataTable, errorBanner, h, replace, uid } from "./dom.js";
@@ -28,9 +31,10 @@ export async function planPage() {
   const plan = async () => {
     planButton.disabled = true;
     replace(output, h("p", { class: "status-line" }, h("span", { class: "spinner" }), " Comparing with the catalog…"));
+    const planned = { files: [{ name: "pasted.sql", sql: text.value }], prune: prune.checked };
     try {
-      const answer = await api.post("/plan", { files: [{ name: "pasted.sql", sql: text.value }], prune: prune.checked });
-      replace(output, ...show(answer));
+      const answer = await api.post("/plan", planned);
+      replace(output, ...show(answer), applyPanel(answer, planned, output));
     } catch (e) {
       replace(output, errorBanner(e, "The SQL does not describe a valid catalog"), diagnosticLines(e));
     } finally {
@@ -43,7 +47,7 @@ export async function planPage() {
     element: h(
       "section",
       {},
-      h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Plan"), h("p", { class: "sub" }, "Paste the SQL that describes the whole catalog (a catalog dump, the files kept in git) and see what would make this catalog match it. Nothing is changed."))),
+      h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Plan"), h("p", { class: "sub" }, "Paste the SQL that describes the whole catalog (a catalog dump, the files kept in git) and see what would make this catalog match it. Nothing changes until you apply the plan."))),
       h(
         "div",
         { class: "panel" },
@@ -53,6 +57,41 @@ export async function planPage() {
       output,
     ),
   };
+}
+
+/** Apply the plan just shown, as it was made; nothing when it changes nothing. */
+function applyPanel(answer, planned, output) {
+  const s = answer.summary;
+  if (s.create + s.change + s.replace + s.drop === 0) return null;
+  const replaceId = uid("allow-replace");
+  const allowReplace = h("input", { type: "checkbox", id: replaceId });
+  const applyButton = h("button", { type: "button", class: "danger", onclick: () => apply() }, "Apply these changes");
+  const result = h("div", { "aria-live": "polite" });
+  const apply = async () => {
+    applyButton.disabled = true;
+    replace(result, h("p", { class: "status-line" }, h("span", { class: "spinner" }), " Applying…"));
+    try {
+      const done = await api.post("/apply", { ...planned, allow_replace: allowReplace.checked, fingerprint: answer.fingerprint });
+      const d = done.summary;
+      replace(output, banner("success", `Applied: ${d.create} created, ${d.change} changed, ${d.replace} replaced, ${d.drop} dropped.`, "The catalog now matches the SQL."), ...show(done).slice(1));
+    } catch (e) {
+      const stale = e.code === "catalog_changed" ? "The catalog changed after this plan was made: plan again" : "Nothing was applied";
+      replace(result, errorBanner(e, stale), diagnosticLines(e));
+      applyButton.disabled = false;
+    }
+  };
+  return h(
+    "div",
+    { class: "panel plan-apply" },
+    h("p", {}, "Applying makes all of these changes in one step, or none of them if any fails."),
+    h(
+      "div",
+      { class: "plan-actions" },
+      applyButton,
+      s.replace ? h("label", { class: "check-line", for: replaceId }, allowReplace, ` Allow ${s.replace} replacement(s): dropped and created again, with new ids`) : null,
+    ),
+    result,
+  );
 }
 
 /** Where each error is, by line. */

@@ -7,7 +7,7 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use tributary_sql::api::{
-    ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, GlobalUdfCollection,
+    ApplyPost, ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, GlobalUdfCollection,
     PaginationQueryParams, PlanPost, QueryValidationResult, SqlPost, SqlResponse,
     ValidateQueryPost,
 };
@@ -81,6 +81,24 @@ pub(crate) async fn plan(
 ) -> Answer {
     Ok(json(
         &tributary_sql::api::plan_files(&state.session, &post).await?,
+    ))
+}
+
+/// Make the catalog hold what SQL files describe, in one atomic batch (`tributary
+/// apply`): the plan carried out, `applied: true` and the catalog's new `fingerprint`.
+/// On any failure nothing is applied. With a `fingerprint` from `POST /plan`, applying
+/// is refused if the catalog has changed since that plan.
+#[utoipa::path(post, path = "/v1/apply", tag = "sql",
+    request_body = ApplyPost,
+    responses((status = 200, description = "The plan carried out: changes, summary, applied, fingerprint, notes", body = Object),
+        (status = 400, body = ErrorResp), (status = 403, body = ErrorResp),
+        (status = 409, body = ErrorResp), (status = 429, body = ErrorResp)))]
+pub(crate) async fn apply(
+    State(state): State<AppState>,
+    ApiJson(post): ApiJson<ApplyPost>,
+) -> Answer {
+    Ok(json(
+        &tributary_sql::api::apply_files(&state.session, &post).await?,
     ))
 }
 

@@ -27,7 +27,7 @@ pub use bodies::{
 };
 pub use error::{ApiDiagnostic, ApiError, ApiStatus, ErrorResp};
 pub use governed::admit;
-pub use plans::{PlanFilePost, PlanPost, plan_files};
+pub use plans::{ApplyPost, PlanFilePost, PlanPost, apply_files, plan_files};
 pub use probes::{
     InferredSchema, TestStream, infer_schema, test_profile_stream, test_schema, test_table,
 };

@@ -228,19 +228,22 @@ fn profile_names(store: &dyn CatalogStore) -> Result<HashMap<String, String>> {
 }
 
 /// Whether option `key` holds a secret: marked so where it was stored, or by its name.
-fn is_secret(options: &[tributary_types::OptionEntry], key: &str) -> bool {
+pub(super) fn is_secret(options: &[tributary_types::OptionEntry], key: &str) -> bool {
     options.iter().any(|o| o.key == key && o.sensitive)
         || tributary_connectors::is_secret_option(key)
 }
 
 /// A profile's settings, from its config (so two spellings of one setting agree).
-fn profile_options(p: &ConnectionProfile) -> Vec<(String, OptionValue)> {
+pub(super) fn profile_options(p: &ConnectionProfile) -> Vec<(String, OptionValue)> {
     crate::api::config_options(&p.connector, &p.config, false).options
 }
 
 /// A table's options as a dump writes them: from its record where the record carries
 /// the whole table, else as declared.
-fn table_options(t: &ConnectionTable, profile: Option<&str>) -> Vec<(String, OptionValue)> {
+pub(super) fn table_options(
+    t: &ConnectionTable,
+    profile: Option<&str>,
+) -> Vec<(String, OptionValue)> {
     let parts = crate::api::record_parts(t, profile).unwrap_or_else(|| table_parts_of(t, profile));
     parts
         .options
@@ -278,9 +281,7 @@ fn option_details(
                 after: Some(shown(key, w)),
             }),
             Some(h) => {
-                let same = w.to_string() == h.to_string()
-                    || w.to_string() == dumped_value(owner, key, h, secret(key)).to_string();
-                if !same {
+                if !stands_for(owner, key, w, h, secret(key)) {
                     out.push(Detail {
                         what,
                         before: Some(shown(key, h)),
@@ -300,6 +301,93 @@ fn option_details(
         }
     }
     out
+}
+
+/// Whether the value the files write, `written`, stands for the stored one: the same,
+/// or the form a dump writes of it (a secret as its `{{ VAR }}`).
+fn stands_for(
+    owner: &str,
+    key: &str,
+    written: &OptionValue,
+    stored: &OptionValue,
+    secret: bool,
+) -> bool {
+    written.to_string() == stored.to_string()
+        || written.to_string() == dumped_value(owner, key, stored, secret).to_string()
+}
+
+/// A reference a dump writes in place of a stored secret (`{{
+/// TRIBUTARY_SECRET_R_PASSWORD }}` for a password, or for the credentials inside a URL),
+/// and the stored text it stands for. In files planned or applied against the catalog,
+/// that reference means the stored value, wherever the files write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct StandIn {
+    /// The reference, as a dump writes it.
+    pub written: String,
+    /// What the catalog stores in its place.
+    pub stored: String,
+}
+
+/// Every reference a dump of these stored options would write, with what it stands for.
+pub(super) fn stand_ins(
+    owner: &str,
+    stored: &[(String, OptionValue)],
+    secret: impl Fn(&str) -> bool,
+) -> Vec<StandIn> {
+    let mut out = Vec::new();
+    for (key, value) in stored {
+        let dumped = dumped_value(owner, key, value, secret(key));
+        if dumped != *value {
+            align(&dumped, value, &mut out);
+        }
+    }
+    out
+}
+
+/// Match a dumped value with the stored one: each reference the dump put in, with the
+/// stored text between the literal pieces around it.
+fn align(dumped: &OptionValue, stored: &OptionValue, out: &mut Vec<StandIn>) {
+    if let (OptionValue::Array(ds), OptionValue::Array(ss)) = (dumped, stored)
+        && ds.len() == ss.len()
+    {
+        for (d, s) in ds.iter().zip(ss) {
+            align(d, s, out);
+        }
+        return;
+    }
+    let (dumped, stored) = (dumped.as_text(), stored.as_text());
+    let mut rest = dumped.as_str();
+    let mut at = 0; // where in `stored` the text after the last piece begins
+    while let Some(open) = rest.find("{{") {
+        let Some(close) = rest[open..].find("}}").map(|i| open + i + 2) else {
+            return;
+        };
+        let literal = &rest[..open];
+        if !stored[at..].starts_with(literal) {
+            return;
+        }
+        at += literal.len();
+        let reference = &rest[open..close];
+        rest = &rest[close..];
+        // The stored text runs to where the next literal piece begins (or to the end).
+        let next_literal = rest.find("{{").map_or(rest, |i| &rest[..i]);
+        let end = if next_literal.is_empty() {
+            if rest.is_empty() { stored.len() } else { at }
+        } else {
+            match stored[at..].find(next_literal) {
+                Some(i) => at + i,
+                None => return,
+            }
+        };
+        let piece = &stored[at..end];
+        if tributary_types::is_env_reference(reference) && piece != reference && !piece.is_empty() {
+            out.push(StandIn {
+                written: reference.to_string(),
+                stored: piece.to_string(),
+            });
+        }
+        at = end;
+    }
 }
 
 /// Column by column (physical, metadata and generated), then the watermark and key.

@@ -5,9 +5,16 @@
 //! column), replaced (a change no statement makes in place) or dropped. Secrets are
 //! compared, never shown: a detail says only that one changed. Nothing here writes.
 
+mod apply;
+mod batch;
 mod compare;
+mod fingerprint;
+mod plan_file;
 mod render;
 
+pub use apply::{Applied, ApplyError, ApplyOptions};
+pub use fingerprint::fingerprint;
+pub use plan_file::PlanFile;
 pub use render::{plan_from_json, plan_json, plan_text};
 
 use crate::{Mode, Session};
@@ -17,7 +24,7 @@ use tributary_catalog::{CatalogStore, OverlayStore, Result};
 use tributary_types::Diagnostic;
 
 /// One file of the catalog wanted: its name (for diagnostics) and text.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFile {
     /// The path or name it is shown by.
     pub name: String,
@@ -189,5 +196,7 @@ pub fn plan(desired: &dyn CatalogStore, actual: &dyn CatalogStore, prune: bool) 
     Ok(Plan { changes })
 }
 
+#[cfg(test)]
+mod apply_tests;
 #[cfg(test)]
 mod tests;

@@ -43,7 +43,7 @@ impl Session {
     /// `validate = false` (checked and offline sessions never connect): the notes to
     /// report, with the result kept as the profile's `last_test`; or why nothing may be
     /// stored.
-    pub(super) async fn test_profile_before_storing(
+    pub(crate) async fn test_profile_before_storing(
         &self,
         profile: &mut tributary_types::ConnectionProfile,
         statement_options: &[SqlOption],

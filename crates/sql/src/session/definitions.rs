@@ -268,7 +268,7 @@ impl Session {
             alter_profile(store, name, options.to_vec(), with_span, removed)?;
         for change in &mut changes {
             if let Change::PutProfile(p) = change {
-                self.check_dependents(p, name.span)?;
+                self.check_dependents(p, name.span, &|_| false)?;
                 // The changed connection proves itself as a new one would.
                 warnings.extend(
                     self.test_profile_before_storing(p, options, mode, name.span)
@@ -281,11 +281,13 @@ impl Session {
     }
 
     /// Every table using `profile` must still build with it: a change that would break
-    /// one is refused, naming the table and why.
-    fn check_dependents(
+    /// one is refused, naming the table and why. Tables `rebuilt` says are replaced in
+    /// the same batch (`apply` checks those against the profile itself) are passed over.
+    pub(crate) fn check_dependents(
         &self,
         profile: &ConnectionProfile,
         span: Span,
+        rebuilt: &dyn Fn(&ConnectionTable) -> bool,
     ) -> Result<(), Vec<Diagnostic>> {
         let store = &self.shared.store;
         let dependents = store
@@ -306,6 +308,9 @@ impl Session {
             else {
                 continue;
             };
+            if rebuilt(&table) {
+                continue;
+            }
             let text = crate::sql_text::table_parts_of(&table, Some(&profile.name))
                 .statement(&table.name)
                 .sql;
