@@ -382,7 +382,7 @@ async fn a_failing_profile_test_shows_its_stage_code_and_hint_and_server_errors_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_plan_tab_shows_what_pasted_sql_would_change_and_never_a_secret() {
+async fn the_plan_tab_shows_and_applies_what_pasted_sql_would_change_and_never_a_secret() {
     let dir = tempfile::tempdir().unwrap();
     let (server, b) = signed_in(dir.path(), "plan").await;
     let secret = "hunter2-console-plan";
@@ -422,6 +422,49 @@ async fn the_plan_tab_shows_what_pasted_sql_would_change_and_never_a_secret() {
     )
     .await;
     b.shot("plan-changes").await;
+    // Applied as shown: every change at once.
+    b.click(&b.find_text("button", "Apply these changes").await)
+        .await;
+    let shown = b
+        .wait_text(
+            "main",
+            "Applied: 1 created, 2 changed, 0 replaced, 0 dropped.",
+        )
+        .await;
+    assert!(
+        !shown.contains(secret) && !shown.contains("rotated"),
+        "{shown}"
+    );
+    b.shot("plan-applied").await;
+    let answer = api_sql(&server, "SHOW CREATE TABLE ticks; SHOW TABLES").await;
+    assert!(
+        answer.to_string().contains("20") && answer.to_string().contains("bids"),
+        "{answer}"
+    );
+    // A plan made before the catalog changed is not applied.
+    paste("CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://h:6379', password = 'rotated', validate = false);\nCREATE TABLE ticks WITH (connector = 'impulse', event_rate = '30');\nCREATE TABLE bids WITH (connector = 'nexmark', event_rate = '5');".into()).await;
+    b.click(&b.find_text("button", "Plan").await).await;
+    b.wait_text("main", "0 to create, 1 to change").await;
+    api_sql(
+        &server,
+        "CREATE TABLE meanwhile WITH (connector = 'impulse', event_rate = '1');",
+    )
+    .await;
+    b.click(&b.find_text("button", "Apply these changes").await)
+        .await;
+    let shown = b.wait_text("main", "Press Plan again").await;
+    assert!(
+        shown.contains("has changed since the plan was made"),
+        "{shown}"
+    );
+    b.js(
+        "document.querySelector('.plan-apply').scrollIntoView({block: 'end'});",
+        vec![],
+    )
+    .await;
+    b.shot("plan-stale").await;
+    let answer = api_sql(&server, "SHOW CREATE TABLE ticks").await;
+    assert!(answer.to_string().contains("20"), "{answer}");
     // An invalid statement: where it is.
     paste("CREATE TABLE ticks WITH (connector = 'impulse', event_rat = '20');".into()).await;
     // The button, not the navigation's link of the same name.
@@ -429,9 +472,9 @@ async fn the_plan_tab_shows_what_pasted_sql_would_change_and_never_a_secret() {
     let shown = b.wait_text("main", "line 1, column").await;
     assert!(shown.contains("event_rat"), "{shown}");
     b.shot("plan-invalid").await;
-    // The catalog was not changed.
+    // Not applied.
     let answer = api_sql(&server, "SHOW CREATE TABLE ticks").await;
-    assert!(answer.to_string().contains("10"), "{answer}");
+    assert!(answer.to_string().contains("20"), "{answer}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

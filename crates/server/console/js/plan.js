@@ -75,8 +75,9 @@ function applyPanel(answer, planned, output) {
       const d = done.summary;
       replace(output, banner("success", `Applied: ${d.create} created, ${d.change} changed, ${d.replace} replaced, ${d.drop} dropped.`, "The catalog now matches the SQL."), ...show(done).slice(1));
     } catch (e) {
-      const stale = e.code === "catalog_changed" ? "The catalog changed after this plan was made: plan again" : "Nothing was applied";
-      replace(result, errorBanner(e, stale), diagnosticLines(e));
+      // The server's hint names its API; here, the button is the way.
+      if (e.code === "catalog_changed") e.hint = "Press Plan again to see what would change now, then apply that.";
+      replace(result, errorBanner(e, "Nothing was applied"), diagnosticLines(e));
       applyButton.disabled = false;
     }
   };

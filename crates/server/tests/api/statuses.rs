@@ -258,6 +258,22 @@ fn cases(peer: u16) -> Vec<Case> {
         case("GET", "/pipelines", 200, None),
         case("GET", "/jobs", 200, None),
         case("GET", "/udfs", 200, None),
+        // Apply last: it changes the catalog the cases above read.
+        case("POST", "/apply", 400, Some("invalid_definition")).json(json!({"files": [{"name": "c.sql",
+            "sql": "CREATE TABLE applied WITH (connector = 'impulse', event_rat = '1');"}]})),
+        case("POST", "/apply", 400, Some("invalid_body")).json(json!({"files": [], "prune": true})),
+        case("POST", "/apply", 403, Some("forbidden")).json(json!({"files": [{"name": "f.sql",
+            "sql": "CREATE TABLE f (a TEXT) WITH (connector = 'single_file', path = '/etc/passwd', type = 'source', format = 'json');"}]})),
+        // A new profile is tested as CREATE tests it: nothing listens on port 1.
+        case("POST", "/apply", 400, Some("connection_failed")).json(json!({"files": [{"name": "p.sql",
+            "sql": "CREATE CONNECTION PROFILE dead WITH (connector = 'redis', address = 'redis://127.0.0.1:1');"}]})),
+        case("POST", "/apply", 409, Some("catalog_changed")).json(json!({"files": [{"name": "c.sql",
+            "sql": "CREATE TABLE applied WITH (connector = 'impulse', event_rate = '1');"}],
+            "fingerprint": "0000000000000000"})),
+        case("POST", "/apply", 200, None).json(json!({"files": [{"name": "c.sql",
+            "sql": "CREATE TABLE applied WITH (connector = 'impulse', event_rate = '1');"}]})),
+        case("POST", "/apply", 409, Some("replace_not_allowed")).json(json!({"files": [{"name": "c.sql",
+            "sql": "CREATE TABLE applied WITH (connector = 'nexmark', event_rate = '1');"}]})),
     ]
 }
 
