@@ -407,6 +407,28 @@ fn drive_commands(dir: &Path, catalog: &Path, server: &str) {
         }
     }
     done("plan");
+    // Apply: the dump (nothing to do) and the broken file, in every format.
+    for (name, text, status) in [
+        ("dump", dump.as_str(), 0),
+        ("broken", broken_plan.as_str(), 1),
+    ] {
+        std::fs::write(files.join("catalog.sql"), text).unwrap();
+        for format in FORMATS {
+            let out = drive(
+                &format!("apply --format {format} ({name})"),
+                catalog,
+                &["--format", format, "apply", files.to_str().unwrap()],
+                None,
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(status),
+                "{name}: {}",
+                tail(&said(&out))
+            );
+        }
+    }
+    done("apply");
 
     let copied = dir.join("copied");
     let out = drive(
@@ -716,6 +738,22 @@ async fn drive_routes(server: &Server, peer: u16) {
                 for (files, prune) in [(valid, false), (valid, true), (sql.as_str(), false)] {
                     let body =
                         json!({"files": [{"name": "catalog.sql", "sql": files}], "prune": prune});
+                    request(server, method, path, Some(body)).await;
+                }
+            }
+            ("POST", "/apply") => {
+                let sql = format!(
+                    "CREATE CONNECTION PROFILE rest_a WITH (connector = 'redis', address = 'redis://carol:{userinfo}@127.0.0.1:6379', password = '{header}', validate = false);\nCREATE TABLE a_polled (a TEXT) WITH (connector = 'polling_http', endpoint = 'http://127.0.0.1:{peer}/z?token={token}', format = 'json');\nCREATE TABLE broken WITH (connector = 'impulse', evnt_rate = 'redis://u:{userinfo}@h');"
+                );
+                let (valid, _) = sql.rsplit_once('\n').unwrap();
+                // Refused (invalid, a stale plan), then applied: the answers name what
+                // changed, never a secret.
+                for (files, fingerprint) in [
+                    (sql.as_str(), None),
+                    (valid, Some("0000000000000000")),
+                    (valid, None),
+                ] {
+                    let body = json!({"files": [{"name": "catalog.sql", "sql": files}], "fingerprint": fingerprint});
                     request(server, method, path, Some(body)).await;
                 }
             }
