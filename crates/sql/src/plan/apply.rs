@@ -10,7 +10,7 @@ use crate::ddl::catalog_diagnostic;
 use crate::parser::ast::Statement;
 use crate::parser::parse_script;
 use crate::{Mode, Session};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use tributary_catalog::{CatalogError, CatalogStore, Change};
 use tributary_types::{Diagnostic, Span, SqlOption};
 
@@ -125,11 +125,16 @@ impl Session {
             .collect();
         let mut notes = Vec::new();
         let mut failures = Vec::new();
+        let places = if changes.iter().any(|c| matches!(c, Change::PutProfile(_))) {
+            profile_statements(files)
+        } else {
+            HashMap::new()
+        };
         for change in &mut changes {
             let Change::PutProfile(profile) = change else {
                 continue;
             };
-            let located = locate(files, &profile.name);
+            let located = places.get(&profile.name.to_lowercase()).copied();
             let span = located.map(|(_, s)| s).unwrap_or_default();
             let file = located.map(|(i, _)| i);
             // A changed profile must still suit the tables the files leave alone (those
@@ -188,17 +193,17 @@ impl Session {
     }
 }
 
-/// The file and name span of the statement that creates profile `name`.
-fn locate(files: &[SourceFile], name: &str) -> Option<(usize, Span)> {
-    files.iter().enumerate().find_map(|(i, f)| {
-        parse_script(&f.text).into_iter().find_map(|s| match s {
-            Ok(parsed) => match parsed.statement {
-                Statement::CreateProfile { name: n, .. } if n.value.eq_ignore_ascii_case(name) => {
-                    Some((i, n.span))
-                }
-                _ => None,
-            },
-            Err(_) => None,
-        })
-    })
+/// Where each profile the files create is named: its file and the span of its name, by
+/// lowercase name (one pass over the files, however many profiles change).
+fn profile_statements(files: &[SourceFile]) -> HashMap<String, (usize, Span)> {
+    let mut out = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        for parsed in parse_script(&f.text).into_iter().flatten() {
+            if let Statement::CreateProfile { name, .. } = parsed.statement {
+                out.entry(name.value.to_lowercase())
+                    .or_insert((i, name.span));
+            }
+        }
+    }
+    out
 }

@@ -3,7 +3,8 @@
 //! the same files create), and what that catalog holds is compared with a real one,
 //! object by object: what would be created, changed (option by option, column by
 //! column), replaced (a change no statement makes in place) or dropped. Secrets are
-//! compared, never shown: a detail says only that one changed. Nothing here writes.
+//! compared, never shown: a detail says only that one changed. Only `apply` writes, in
+//! one batch, once every check has passed.
 
 mod apply;
 mod batch;
