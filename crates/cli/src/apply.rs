@@ -72,10 +72,14 @@ async fn local_apply(cli: &Cli, sources: &[SourceFile], options: &ApplyOptions) 
     let _ = store.flush();
     match outcome {
         Ok(applied) => {
-            for note in &applied.notes {
-                Renderer::new(cli.format, "apply", "")
-                    .styled(cli)
-                    .diagnostics(std::slice::from_ref(note));
+            for (file, note) in &applied.notes {
+                let note = std::slice::from_ref(note);
+                match file.and_then(|i| sources.get(i)) {
+                    Some(f) => show_diagnostics(cli, f, note),
+                    None => Renderer::new(cli.format, "apply", "")
+                        .styled(cli)
+                        .diagnostics(note),
+                }
             }
             applied_report(cli, &applied.plan, &applied.fingerprint);
             0

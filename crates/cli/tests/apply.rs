@@ -114,6 +114,13 @@ fn applies_on(catalog: &str, files: &Path, open: &dyn Fn() -> Box<dyn CatalogSto
     ] {
         assert!(shown.contains(line), "{line} missing:\n{shown}");
     }
+    // The changed profile's statement said validate = false (as a dump's do): a note, as
+    // `run` of that statement gives.
+    let said = text(&applied.stderr);
+    assert!(
+        said.contains("note: the connection was not tested (validate = false)"),
+        "{said}"
+    );
     std::fs::write(&file, &edited).unwrap();
     let now = tributary(catalog, &["plan", "--prune", dir]);
     assert_eq!(now.status.code(), Some(0), "{}", text(&now.stdout));

@@ -99,14 +99,16 @@ pub async fn apply_files(session: &Arc<Session>, post: &ApplyPost) -> Result<Val
         let mut answer = plan_json(&applied.plan);
         answer["applied"] = true.into();
         answer["fingerprint"] = applied.fingerprint.into();
-        answer["notes"] = serde_json::to_value(
-            applied
-                .notes
-                .iter()
-                .map(ApiDiagnostic::in_sql)
-                .collect::<Vec<_>>(),
-        )
-        .unwrap_or_default();
+        let notes: Vec<ApiDiagnostic> = applied
+            .notes
+            .iter()
+            .map(|(file, d)| {
+                let mut a = ApiDiagnostic::in_sql(d);
+                a.path = file.map(|i| format!("/files/{i}/sql"));
+                a
+            })
+            .collect();
+        answer["notes"] = serde_json::to_value(notes).unwrap_or_default();
         Ok(answer)
     })
     .await?

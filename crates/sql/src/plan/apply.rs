@@ -33,8 +33,9 @@ pub struct Applied {
     pub plan: Plan,
     /// The catalog's fingerprint after the batch.
     pub fingerprint: String,
-    /// Notes and warnings of the connection tests.
-    pub notes: Vec<Diagnostic>,
+    /// Notes and warnings of the connection tests, each with the index of the file whose
+    /// statement made the profile.
+    pub notes: Vec<(Option<usize>, Diagnostic)>,
 }
 
 /// Why nothing was applied.
@@ -159,7 +160,7 @@ impl Session {
                 .test_profile_before_storing(profile, &statement, Mode::Run, span)
                 .await
             {
-                Ok(n) => notes.extend(n),
+                Ok(n) => notes.extend(n.into_iter().map(|d| (file, d))),
                 Err(d) => failures.push((file, d)),
             }
         }
