@@ -31,15 +31,31 @@ impl Layer {
     fn put_profile(&mut self, p: ConnectionProfile) {
         let id = p.id.to_string();
         if let Some(Some(old)) = self.profiles.get(&id) {
-            self.profile_names.remove(&name_key(&old.name));
+            let key = name_key(&old.name);
+            if self
+                .profile_names
+                .get(&key)
+                .is_some_and(|owner| *owner == id)
+            {
+                self.profile_names.remove(&key);
+            }
         }
         self.profile_names.insert(name_key(&p.name), id.clone());
         self.profiles.insert(id, Some(p));
     }
 
     fn delete_profile(&mut self, id: &str) {
+        // The name may already belong to the object that replaces this one in the same
+        // batch (absorbed in any order): only this object's own entry goes.
         if let Some(Some(old)) = self.profiles.get(id) {
-            self.profile_names.remove(&name_key(&old.name));
+            let key = name_key(&old.name);
+            if self
+                .profile_names
+                .get(&key)
+                .is_some_and(|owner| owner == id)
+            {
+                self.profile_names.remove(&key);
+            }
         }
         self.profiles.insert(id.to_string(), None);
     }
@@ -47,15 +63,22 @@ impl Layer {
     fn put_table(&mut self, t: ConnectionTable) {
         let id = t.id.to_string();
         if let Some(Some(old)) = self.tables.get(&id) {
-            self.table_names.remove(&name_key(&old.name));
+            let key = name_key(&old.name);
+            if self.table_names.get(&key).is_some_and(|owner| *owner == id) {
+                self.table_names.remove(&key);
+            }
         }
         self.table_names.insert(name_key(&t.name), id.clone());
         self.tables.insert(id, Some(t));
     }
 
     fn delete_table(&mut self, id: &str) {
+        // As for profiles: a replacement of the same name may be in already.
         if let Some(Some(old)) = self.tables.get(id) {
-            self.table_names.remove(&name_key(&old.name));
+            let key = name_key(&old.name);
+            if self.table_names.get(&key).is_some_and(|owner| owner == id) {
+                self.table_names.remove(&key);
+            }
         }
         self.tables.insert(id.to_string(), None);
     }

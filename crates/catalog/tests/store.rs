@@ -106,6 +106,48 @@ fn renaming_updates_the_index() {
     }
 }
 
+/// `apply --allow-replace` drops an object and creates another of the same name in one
+/// batch. An overlay absorbs a batch's changes in hash order, so the rounds try both
+/// orders of deletion and creation.
+#[test]
+fn an_object_replaced_by_name_in_one_batch_is_found_by_that_name() {
+    for (store, _dir) in stores() {
+        let mut p = profile("p");
+        let mut t = table("t", Some(&p.id));
+        store
+            .apply(vec![
+                Change::PutProfile(p.clone()),
+                Change::PutTable(t.clone()),
+            ])
+            .unwrap();
+        for _round in 0..12 {
+            let (p2, t2) = (profile("p"), table("t", None));
+            let t2 = ConnectionTable {
+                profile: Some(p2.id.clone()),
+                ..t2
+            };
+            store
+                .apply(vec![
+                    Change::DeleteTable(t.id.clone()),
+                    Change::DeleteProfile(p.id.clone()),
+                    Change::PutProfile(p2.clone()),
+                    Change::PutTable(t2.clone()),
+                ])
+                .unwrap();
+            assert_eq!(
+                store.table_by_name("t").unwrap().map(|x| x.id),
+                Some(t2.id.clone())
+            );
+            assert_eq!(
+                store.profile_by_name("p").unwrap().map(|x| x.id),
+                Some(p2.id.clone())
+            );
+            assert_eq!(store.table_names().unwrap(), vec!["t"]);
+            (p, t) = (p2, t2);
+        }
+    }
+}
+
 #[test]
 fn pages_run_newest_first_and_follow_replacements_and_deletions() {
     for (store, _dir) in stores() {
