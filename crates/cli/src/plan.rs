@@ -23,15 +23,17 @@ pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    // The fingerprint reads every object: made only when it is shown or saved.
+    let fingerprinted = args.out.is_some() || cli.format.is_json();
     let planned = match &cli.server {
         Some(url) => remote_plan(cli, url, &sources, args.prune).await,
-        None => local_plan(cli, &sources, args.prune).await,
+        None => local_plan(cli, &sources, args.prune, fingerprinted).await,
     };
     let (plan, fingerprint) = match planned {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if let Some(out) = &args.out {
+    if let (Some(out), Some(fingerprint)) = (&args.out, &fingerprint) {
         let saved = PlanFile {
             files: sources,
             prune: args.prune,
@@ -50,7 +52,9 @@ pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
     let mut out = Stdout::default();
     if cli.format.is_json() {
         let mut json = tributary_sql::plan::plan_json(&plan);
-        json["fingerprint"] = fingerprint.into();
+        if let Some(f) = fingerprint {
+            json["fingerprint"] = f.into();
+        }
         out.write(&format!("{json}\n"));
     } else {
         out.write(&tributary_sql::plan::plan_text(&plan));
@@ -90,7 +94,12 @@ pub(crate) fn read_sources(paths: &[PathBuf]) -> Result<Vec<SourceFile>, u8> {
 
 /// The plan against the catalog `--catalog` names; `Err` holds the exit status, after
 /// saying why.
-async fn local_plan(cli: &Cli, sources: &[SourceFile], prune: bool) -> Result<(Plan, String), u8> {
+async fn local_plan(
+    cli: &Cli,
+    sources: &[SourceFile],
+    prune: bool,
+    fingerprinted: bool,
+) -> Result<(Plan, Option<String>), u8> {
     let desired = match tributary_sql::plan::desired_catalog(None, sources).await {
         Ok(d) => d,
         Err(invalid) => {
@@ -117,7 +126,11 @@ async fn local_plan(cli: &Cli, sources: &[SourceFile], prune: bool) -> Result<(P
         err_line(&format!("error: {e}"));
         1
     };
-    let fingerprint = tributary_sql::plan::fingerprint(actual.as_ref()).map_err(fail)?;
+    let fingerprint = if fingerprinted {
+        Some(tributary_sql::plan::fingerprint(actual.as_ref()).map_err(fail)?)
+    } else {
+        None
+    };
     let plan = tributary_sql::plan::plan(desired.as_ref(), actual.as_ref(), prune).map_err(fail)?;
     Ok((plan, fingerprint))
 }
@@ -128,7 +141,7 @@ async fn remote_plan(
     url: &str,
     sources: &[SourceFile],
     prune: bool,
-) -> Result<(Plan, String), u8> {
+) -> Result<(Plan, Option<String>), u8> {
     let fail = |e: String| {
         err_line(&format!("error: {e}"));
         1
@@ -144,7 +157,7 @@ async fn remote_plan(
         let plan = tributary_sql::plan::plan_from_json(&answer);
         let fingerprint = answer["fingerprint"].as_str().map(str::to_string);
         return match (plan, fingerprint) {
-            (Some(p), Some(f)) => Ok((p, f)),
+            (Some(p), Some(f)) => Ok((p, Some(f))),
             _ => Err(fail(format!(
                 "the server at {url} answered a plan this client cannot read"
             ))),

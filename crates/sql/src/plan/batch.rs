@@ -29,24 +29,41 @@ pub(super) fn changes(
 
     let mut deletes = Vec::new();
 
-    // Definitions dropped or replaced go first: they may read what is dropped below.
+    // What is dropped goes first (definitions before the tables they read, tables before
+    // their profiles), looked up by name: only the dropped objects are read.
+    let dropped = |kind: ObjectKind| {
+        plan.changes
+            .iter()
+            .filter(move |c| c.kind == kind && c.action == Action::Drop)
+            .map(|c| c.name.as_str())
+    };
     for kind in [DefinitionKind::View, DefinitionKind::Function] {
-        for have in actual.definitions(kind)? {
-            if of(object_kind(kind), &have.name) == Some(Action::Drop) {
+        for name in dropped(object_kind(kind)) {
+            if let Some(have) = actual.definition(kind, name)? {
                 deletes.push(Change::DeleteDefinition(kind, have.name));
             }
+        }
+    }
+    for name in dropped(ObjectKind::Table) {
+        if let Some(have) = actual.table_by_name(name)? {
+            deletes.push(Change::DeleteTable(have.id));
+        }
+    }
+    for name in dropped(ObjectKind::Profile) {
+        if let Some(have) = actual.profile_by_name(name)? {
+            deletes.push(Change::DeleteProfile(have.id));
         }
     }
 
     // Profiles: a desired profile's id becomes the stored one's wherever one is kept.
     let mut profile_ids: HashMap<ProfileId, ProfileId> = HashMap::new();
-    let want_profile_names: HashMap<String, String> = desired
-        .profiles()?
-        .into_iter()
-        .map(|p| (p.id.to_string(), p.name))
+    let wanted_profiles = desired.profiles()?;
+    let want_profile_names: HashMap<String, String> = wanted_profiles
+        .iter()
+        .map(|p| (p.id.to_string(), p.name.clone()))
         .collect();
     let mut profile_puts = Vec::new();
-    for want in desired.profiles()? {
+    for want in wanted_profiles {
         let have = actual.profile_by_name(&want.name)?;
         match (of(ObjectKind::Profile, &want.name), have) {
             (Some(Action::Create), _) | (_, None) => {
@@ -65,11 +82,6 @@ pub(super) fn changes(
             (_, Some(have)) => {
                 profile_ids.insert(want.id.clone(), have.id.clone());
             }
-        }
-    }
-    for have in actual.profiles()? {
-        if of(ObjectKind::Profile, &have.name) == Some(Action::Drop) {
-            deletes.push(Change::DeleteProfile(have.id));
         }
     }
 
@@ -104,11 +116,6 @@ pub(super) fn changes(
                     table_puts.push(Change::PutTable(have));
                 }
             }
-        }
-    }
-    for have in actual.tables()? {
-        if of(ObjectKind::Table, &have.name) == Some(Action::Drop) {
-            deletes.push(Change::DeleteTable(have.id));
         }
     }
 
