@@ -4,6 +4,7 @@
 //! DataFusion. No text is rewritten, so every span points into the user's script.
 
 pub mod ast;
+mod chunks;
 mod create_table;
 mod objects;
 mod options;
@@ -15,7 +16,7 @@ use ast::{DropBehavior, Name, ParsedStatement, Statement};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
-use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 use spans::{LineIndex, parser_error, span};
 use tributary_types::limits::{MAX_COLUMNS, MAX_OPTIONS, MAX_SCRIPT_BYTES};
 use tributary_types::{Diagnostic, Span, codes};
@@ -39,9 +40,18 @@ pub struct ParseFailure {
 /// Time is linear in the script's length; statements past the limits of
 /// `tributary_types::limits` are refused before they are parsed.
 pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
+    parse_script_lazily(sql).collect()
+}
+
+/// [`parse_script`], one statement at a time: each is parsed when it is asked for, so a
+/// script runner holds one statement's syntax tree at a time, not the whole script's
+/// (10,000 `CREATE TABLE` statements would otherwise hold about 100 MB of trees).
+pub fn parse_script_lazily(
+    sql: &str,
+) -> Box<dyn Iterator<Item = Result<ParsedStatement, ParseFailure>> + Send + '_> {
     if sql.len() > MAX_SCRIPT_BYTES {
         let at = tributary_types::Location::new(1, 1);
-        return vec![Err(failure(
+        return Box::new(std::iter::once(Err(failure(
             Span::new(at, at),
             "",
             Diagnostic::error(format!(
@@ -50,54 +60,70 @@ pub fn parse_script(sql: &str) -> Vec<Result<ParsedStatement, ParseFailure>> {
             ))
             .with_help("Split it into several scripts.")
             .with_code(codes::LIMIT_EXCEEDED),
-        ))];
+        ))));
     }
-    let index = LineIndex::new(sql);
-    let tokens = match Tokenizer::new(&DIALECT, sql).tokenize_with_location() {
-        Ok(t) => t,
-        Err(e) => {
-            let at = tributary_types::Location::new(e.location.line, e.location.column);
-            let span = Span::new(at, at);
-            let message = e.message.to_lowercase();
-            return vec![Err(failure(
-                span,
-                sql,
-                Diagnostic::error(format!("syntax error: {message}"))
-                    .with_span(span)
-                    .with_help("Close every quoted string and comment."),
-            ))];
-        }
+    let pieces = match chunks::pieces(sql) {
+        Ok(p) => p,
+        Err(e) => return Box::new(std::iter::once(Err(tokenizer_failure(sql, &e)))),
     };
-    split(tokens)
-        .into_iter()
-        .map(|stmt_tokens| {
-            let first = stmt_tokens
-                .first()
-                .map(|t| span(t.span))
-                .unwrap_or_default();
-            let last = stmt_tokens.last().map(|t| span(t.span)).unwrap_or_default();
-            let whole = first.union(&last);
-            let text = index.slice(whole);
-            let depth = shape::check_shape(&stmt_tokens, text.len())
-                .map_err(|d| failure(whole, text, d))?;
-            let mut statement =
-                parse_statement(stmt_tokens).map_err(|d| failure(whole, text, d))?;
-            match &mut statement {
-                Statement::CreateTable(t) => t.depth = depth,
-                Statement::CreateView(v) => v.query.text = index.slice(v.query.span).to_string(),
-                Statement::CreateTableAs { query, .. } => {
-                    query.text = index.slice(query.span).to_string();
-                }
-                _ => {}
-            }
-            check_counts(&statement).map_err(|d| failure(whole, text, d))?;
-            Ok(ParsedStatement {
-                statement,
-                span: whole,
-                text: text.to_string(),
-            })
-        })
-        .collect()
+    let index = std::sync::Arc::new(LineIndex::new(sql));
+    Box::new(pieces.into_iter().flat_map(move |piece| {
+        let statements: Box<dyn Iterator<Item = _> + Send> = match chunks::tokens(sql, &piece) {
+            Ok(tokens) => Box::new(split(tokens).into_iter().map(Ok)),
+            // Each piece was tokenized once already; the same text gives the same tokens.
+            Err(e) => Box::new(std::iter::once(Err(tokenizer_failure(sql, &e)))),
+        };
+        let index = index.clone();
+        statements.map(move |stmt_tokens| parse_one(&index, stmt_tokens?))
+    }))
+}
+
+/// A tokenizer error (an unterminated string or comment): it ends the script.
+fn tokenizer_failure(
+    sql: &str,
+    e: &datafusion::sql::sqlparser::tokenizer::TokenizerError,
+) -> ParseFailure {
+    let at = tributary_types::Location::new(e.location.line, e.location.column);
+    let span = Span::new(at, at);
+    let message = e.message.to_lowercase();
+    failure(
+        span,
+        sql,
+        Diagnostic::error(format!("syntax error: {message}"))
+            .with_span(span)
+            .with_help("Close every quoted string and comment."),
+    )
+}
+
+/// One statement's tokens, checked and parsed.
+fn parse_one(
+    index: &LineIndex,
+    stmt_tokens: Vec<TokenWithSpan>,
+) -> Result<ParsedStatement, ParseFailure> {
+    let first = stmt_tokens
+        .first()
+        .map(|t| span(t.span))
+        .unwrap_or_default();
+    let last = stmt_tokens.last().map(|t| span(t.span)).unwrap_or_default();
+    let whole = first.union(&last);
+    let text = index.slice(whole);
+    let depth =
+        shape::check_shape(&stmt_tokens, text.len()).map_err(|d| failure(whole, text, d))?;
+    let mut statement = parse_statement(stmt_tokens).map_err(|d| failure(whole, text, d))?;
+    match &mut statement {
+        Statement::CreateTable(t) => t.depth = depth,
+        Statement::CreateView(v) => v.query.text = index.slice(v.query.span).to_string(),
+        Statement::CreateTableAs { query, .. } => {
+            query.text = index.slice(query.span).to_string();
+        }
+        _ => {}
+    }
+    check_counts(&statement).map_err(|d| failure(whole, text, d))?;
+    Ok(ParsedStatement {
+        statement,
+        span: whole,
+        text: text.to_string(),
+    })
 }
 
 /// A statement that did not parse: a syntax error, unless the rule that refused it gave a

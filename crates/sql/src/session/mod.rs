@@ -348,7 +348,7 @@ impl Session {
     ) -> ScriptSummary {
         let mut budget = boundary::ScriptBudget::new();
         let mut summary = ScriptSummary::default();
-        for parsed in parse_script(sql) {
+        for parsed in crate::parser::parse_script_lazily(sql) {
             let mut outcome = match parsed {
                 Err(f) => {
                     let mut o = Err(StatementError {
