@@ -78,6 +78,30 @@ pub fn parse_script_lazily(
     }))
 }
 
+/// The statements of `sql` that begin with `words` (uppercase: `["CREATE", "CONNECTION",
+/// "PROFILE"]`), parsed; the others are only tokenized. Statements that do not parse,
+/// and a script that does not tokenize, give nothing.
+pub fn parse_statements_starting(sql: &str, words: &[&str]) -> Vec<ParsedStatement> {
+    let Ok(pieces) = chunks::pieces(sql) else {
+        return Vec::new();
+    };
+    let index = LineIndex::new(sql);
+    let mut out = Vec::new();
+    for piece in pieces {
+        let Ok(tokens) = chunks::tokens(sql, &piece) else {
+            continue;
+        };
+        for statement in split(tokens) {
+            if leading_words(&statement, words.len()) == words
+                && let Ok(parsed) = parse_one(&index, statement)
+            {
+                out.push(parsed);
+            }
+        }
+    }
+    out
+}
+
 /// A tokenizer error (an unterminated string or comment): it ends the script.
 fn tokenizer_failure(
     sql: &str,

@@ -8,7 +8,7 @@
 use super::{Action, InvalidFiles, Plan, SourceFile, batch, desired_catalog, fingerprint, plan};
 use crate::ddl::catalog_diagnostic;
 use crate::parser::ast::Statement;
-use crate::parser::parse_script;
+use crate::parser::parse_statements_starting;
 use crate::{Mode, Session};
 use std::collections::{HashMap, HashSet};
 use tributary_catalog::{CatalogError, CatalogStore, Change};
@@ -199,7 +199,9 @@ impl Session {
 fn profile_statements(files: &[SourceFile]) -> HashMap<String, (usize, Span)> {
     let mut out = HashMap::new();
     for (i, f) in files.iter().enumerate() {
-        for parsed in parse_script(&f.text).into_iter().flatten() {
+        // Only the profiles' statements are parsed (a catalog's files are mostly tables).
+        let profiles = parse_statements_starting(&f.text, &["CREATE", "CONNECTION", "PROFILE"]);
+        for parsed in profiles {
             if let Statement::CreateProfile { name, .. } = parsed.statement {
                 out.entry(name.value.to_lowercase())
                     .or_insert((i, name.span));
