@@ -5,17 +5,8 @@
 use super::*;
 use tributary_types::DefinitionKind;
 
-const SECRET: &str = "hunter2-apply-secret";
-
-fn base() -> String {
-    format!(
-        "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'b:9092', validate = false);
-         CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://u:{SECRET}@h:6379', password = '{SECRET}', validate = false);
-         CREATE TABLE orders (id BIGINT, amount DOUBLE) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', format = 'json');
-         CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '10');
-         CREATE VIEW big AS SELECT id FROM orders WHERE amount > 100;"
-    )
-}
+// The catalog and its secret are the plan tests' own.
+use super::tests::{SECRET, base};
 
 fn files(sql: &str) -> Vec<SourceFile> {
     vec![SourceFile {

@@ -4,7 +4,7 @@
 
 use super::*;
 
-const SECRET: &str = "hunter2-plan-secret";
+pub(super) const SECRET: &str = "hunter2-plan-secret";
 
 /// A catalog holding what `sql` makes, checked as `plan` checks files.
 async fn catalog(sql: &str) -> Arc<OverlayStore> {
@@ -41,7 +41,7 @@ async fn invalid_files_say_which_statements_of_which_file_failed() {
     );
 }
 
-fn base() -> String {
+pub(super) fn base() -> String {
     format!(
         "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'b:9092', validate = false);
          CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://u:{SECRET}@h:6379', password = '{SECRET}', validate = false);
