@@ -32,7 +32,7 @@ pub mod testing;
 
 pub use copy::{CopySummary, copy_catalog, count};
 pub use error::{CatalogError, Result};
-pub use group_commit::PendingWrite;
+pub use group_commit::{PendingWrite, StagedWrite, WriteOutcome};
 pub use ids::{new_profile_id, new_table_id, now_micros};
 pub use overlay::OverlayStore;
 pub use pg_conn::{is_postgres_url, postgres_application_name, postgres_url_shown};

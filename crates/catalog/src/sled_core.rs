@@ -35,8 +35,12 @@ pub(crate) struct SledCore {
     /// `dependency key NUL reader key`: what each definition reads, indexed by the read.
     pub(crate) readers: Tree,
     pub(crate) generation: AtomicU64,
-    /// Locked around each commit, so snapshot copies fall between commits.
+    /// Locked around each commit, until it is flushed, so snapshot copies fall between
+    /// commits.
     pub(crate) commit: File,
+    /// How many written groups hold `commit` (the committer writes the next group while
+    /// the flusher flushes the last): locked at the first, unlocked after the last.
+    pub(crate) commit_holds: std::sync::Mutex<usize>,
 }
 
 impl SledCore {
@@ -55,6 +59,7 @@ impl SledCore {
             readers: tree("readers")?,
             generation: AtomicU64::new(0),
             commit,
+            commit_holds: std::sync::Mutex::new(0),
             db,
             path,
         };

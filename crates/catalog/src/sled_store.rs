@@ -13,7 +13,7 @@
 //! Every file is owner-only (see `sled_files`).
 
 use crate::error::{CatalogError, Result};
-use crate::group_commit::{Committer, PendingWrite};
+use crate::group_commit::{Committer, PendingWrite, StagedWrite};
 use crate::sled_core::{SledCore, storage_error};
 use crate::sled_files::{
     Busy, LockWait, commit_lock, copy_catalog, is_lock_conflict, lock_catalog, make_private,
@@ -205,5 +205,9 @@ impl CatalogStore for SledStore {
 
     fn submit(&self, changes: Vec<Change>) -> PendingWrite {
         self.committer.submit(changes)
+    }
+
+    fn submit_staged(&self, changes: Vec<Change>) -> StagedWrite {
+        self.committer.submit_staged(changes)
     }
 }

@@ -190,19 +190,38 @@ impl GroupStorage for SledCore {
         self.flush_db()
     }
 
+    fn flushes_apart(&self) -> bool {
+        true
+    }
+
     fn hold(&self, _: &[Vec<Change>]) -> Result<()> {
-        self.commit
-            .lock_exclusive()
-            .map_err(|source| CatalogError::Io {
-                path: self.path.clone(),
-                source,
-            })
+        let mut holds = self
+            .commit_holds
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *holds == 0 {
+            self.commit
+                .lock_exclusive()
+                .map_err(|source| CatalogError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+        }
+        *holds += 1;
+        Ok(())
     }
 
     fn release(&self) {
-        // An unlock that fails leaves the lock to be dropped with the file; snapshot
-        // copies wait until then.
-        let _ = FileExt::unlock(&self.commit);
+        let mut holds = self
+            .commit_holds
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *holds = holds.saturating_sub(1);
+        if *holds == 0 {
+            // An unlock that fails leaves the lock to be dropped with the file; snapshot
+            // copies wait until then.
+            let _ = FileExt::unlock(&self.commit);
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The [`CatalogStore`] interface and the changes a statement applies.
 
 use crate::error::Result;
-use crate::group_commit::PendingWrite;
+use crate::group_commit::{PendingWrite, StagedWrite};
 use std::fmt;
 use tributary_types::{
     ConnectionProfile, ConnectionTable, Definition, DefinitionKind, Dependency, ProfileId, TableId,
@@ -135,6 +135,15 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
     /// at once.
     fn submit(&self, changes: Vec<Change>) -> PendingWrite {
         PendingWrite::done(self.apply(changes))
+    }
+
+    /// Hand `changes` to the store as [`submit`](Self::submit) does, for a writer whose
+    /// next batch only needs to see these changes: the returned write tells when they are
+    /// visible (or refused), then when they are durable. A store that flushes on a thread
+    /// of its own (sled) makes them visible before the flush, so a script's consecutive
+    /// statements share flushes; the others answer both at once.
+    fn submit_staged(&self, changes: Vec<Change>) -> StagedWrite {
+        StagedWrite::durable_when_visible(self.submit(changes))
     }
 }
 

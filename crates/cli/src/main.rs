@@ -24,11 +24,9 @@ mod serve;
 mod store;
 mod stream_print;
 
-/// mimalloc rather than the system allocator: a server's request paths allocate many
-/// small, short-lived objects across threads, where glibc's malloc took about a fifth of
-/// a table create's CPU; REST creates run 20-35% faster (BENCHMARKS.md, issue 11).
+/// mimalloc (why: `tributary_allocator`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tributary_allocator::Allocator = tributary_allocator::Allocator;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -65,6 +63,14 @@ fn main() -> ExitCode {
         Some(Command::Arroyo(_)) => "tributary arroyo",
         Some(Command::Completions { .. }) => "tributary completions",
     });
+    // Batch commands over whole files free as they go: their memory goes back at once
+    // rather than after the allocator's delay, which would make it their peak.
+    if matches!(
+        &cli.command,
+        Some(Command::Check(_) | Command::Plan(_) | Command::Apply(_))
+    ) {
+        tributary_allocator::return_freed_memory_promptly();
+    }
     let runtime = match &cli.command {
         Some(Command::Serve(_)) => tokio::runtime::Builder::new_multi_thread(),
         _ => tokio::runtime::Builder::new_current_thread(),

@@ -8,6 +8,7 @@
 mod boundary;
 mod ddl;
 mod definitions;
+mod durability;
 mod functions;
 mod outcome;
 mod probes;
@@ -344,29 +345,58 @@ impl Session {
         sql: &str,
         mode: Mode,
         delivery: Delivery<'_>,
-        mut each: impl FnMut(Outcome) -> ControlFlow<()>,
+        each: impl FnMut(Outcome) -> ControlFlow<()>,
     ) -> ScriptSummary {
         let mut budget = boundary::ScriptBudget::new();
         let mut summary = ScriptSummary::default();
+        let mut to = durability::Handout {
+            each,
+            budget: &mut budget,
+            summary: &mut summary,
+            mode,
+        };
+        // Outcomes run but waiting for their writes to be durable, in order.
+        let mut unconfirmed = durability::Unconfirmed::default();
+        let mut stopped = false;
         for parsed in crate::parser::parse_script_lazily(sql) {
-            let mut outcome = match parsed {
+            let (outcome, writes) = match parsed {
                 Err(f) => {
                     let mut o = Err(StatementError {
                         span: f.span,
                         diagnostics: vec![*f.diagnostic],
                     });
                     boundary::seal(&mut o, &f.text);
-                    o
+                    (o, Vec::new())
                 }
-                Ok(stmt) => self.run_statement(&stmt, mode, delivery).await,
+                Ok(stmt) if mode == Mode::Run && durability::may_defer(&stmt.statement) => {
+                    durability::collecting(self.run_statement(&stmt, mode, delivery)).await
+                }
+                Ok(stmt) => {
+                    // Everything before it is out before it runs.
+                    if unconfirmed.deliver_all(&mut to).await.is_break() {
+                        stopped = true;
+                        break;
+                    }
+                    (self.run_statement(&stmt, mode, delivery).await, Vec::new())
+                }
             };
-            budget.admit(&mut outcome);
             let failed = outcome.is_err();
-            summary.statements += 1;
-            summary.failed += usize::from(failed);
-            if each(outcome).is_break() || (failed && mode == Mode::Run) {
+            unconfirmed.push(outcome, writes);
+            let flow = match failed && mode == Mode::Run {
+                // The script stops at its first failure: what ran before it is out first.
+                true => unconfirmed.deliver_all(&mut to).await,
+                false => unconfirmed.deliver_ready(&mut to),
+            };
+            if flow.is_break() {
+                stopped = true;
                 break;
             }
+        }
+        // The script's last outcomes, once their writes are durable. After a stop (a
+        // failure, or `each` has no reader), the outcomes not handed out are dropped:
+        // their statements ran, and the store still flushes their writes.
+        if !stopped {
+            let _ = unconfirmed.deliver_all(&mut to).await;
         }
         summary.suppressed_diagnostics = budget.suppressed();
         summary
@@ -464,16 +494,30 @@ impl Session {
     }
 
     /// Store a statement's changes, awaiting their flush: no thread waits meanwhile, so a
-    /// server's concurrent writes reach the catalog together and share a group commit.
+    /// server's concurrent writes reach the catalog together and share a group commit. A
+    /// script's catalog statement awaits only their visibility, and the script collects
+    /// their durability before it hands out the statement's outcome (`durability`).
     async fn apply(&self, changes: Vec<Change>, span: Span) -> Result<(), Vec<Diagnostic>> {
         if changes.is_empty() {
             return Ok(());
         }
-        self.shared
+        let failed = |e| vec![catalog_diagnostic(e, span)];
+        if !durability::deferring() {
+            return self.shared.store.submit(changes).await.map_err(failed);
+        }
+        // In a script: visible now, for the next statement; durable before this
+        // statement's outcome is handed out.
+        let durable = self
+            .shared
             .store
-            .submit(changes)
+            .submit_staged(changes)
+            .visible()
             .await
-            .map_err(|e| vec![catalog_diagnostic(e, span)])
+            .map_err(failed)?;
+        match durability::defer(durable) {
+            Ok(()) => Ok(()),
+            Err(durable) => durable.await.map_err(failed),
+        }
     }
 
     fn lookup_table(&self, n: &Name) -> Result<tributary_types::ConnectionTable, Vec<Diagnostic>> {

@@ -12,6 +12,7 @@ mod lookups;
 mod preview_harness;
 mod reading;
 mod registry;
+mod script_durability;
 mod secrets;
 mod session;
 mod windows;
