@@ -286,6 +286,13 @@ impl DefinitionState for View<'_> {
     }
 }
 
+/// An id the layer holds that does not parse back (ids only enter it parsed).
+fn not_an_id(id: &str) -> CatalogError {
+    CatalogError::Storage(format!(
+        "internal error: '{id}' in the overlay is not an id"
+    ))
+}
+
 /// Changes kept in memory over a base store.
 #[derive(Debug)]
 pub struct OverlayStore {
@@ -337,6 +344,73 @@ impl OverlayStore {
             layer: &layer,
             base: store.as_ref().map(|s| s as &dyn Lookup),
         })
+    }
+
+    /// Whether nothing has been applied over the base (or since it was emptied).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.read()
+            .is_ok_and(|l| l.profiles.is_empty() && l.tables.is_empty() && l.definitions.is_empty())
+    }
+
+    /// The layer as one batch for the base: what it deletes that the base holds, then
+    /// every object it puts, in the order a batch needs (deletions first, so a name
+    /// freed by one is free for another; profiles before the tables that use them).
+    /// An object both created and dropped in the layer is in neither.
+    pub(crate) fn net_changes(&self) -> Result<Vec<Change>> {
+        let layer = self.read()?;
+        let base = self.store();
+        let in_base = |f: &dyn Fn(&Store<'_>) -> Result<bool>| match &base {
+            Some(b) => f(b),
+            None => Ok(false),
+        };
+        let mut changes = Vec::new();
+        // Definitions first among deletions: they may read a table being dropped.
+        let mut keys: Vec<&String> = layer.definitions.keys().collect();
+        keys.sort();
+        for key in &keys {
+            if layer.definitions[*key].is_none()
+                && let Some(b) = &base
+                && let Some(old) = b.definition_at(key)?
+            {
+                changes.push(Change::DeleteDefinition(old.kind(), old.name));
+            }
+        }
+        for (id, slot) in &layer.tables {
+            let tid = TableId::parse(id).ok_or_else(|| not_an_id(id))?;
+            if slot.is_none() && in_base(&|b| Ok(b.table(&tid)?.is_some()))? {
+                changes.push(Change::DeleteTable(tid));
+            }
+        }
+        for (id, slot) in &layer.profiles {
+            let pid = ProfileId::parse(id).ok_or_else(|| not_an_id(id))?;
+            if slot.is_none() && in_base(&|b| Ok(b.profile(&pid)?.is_some()))? {
+                changes.push(Change::DeleteProfile(pid));
+            }
+        }
+        changes.extend(
+            layer
+                .profiles
+                .values()
+                .flatten()
+                .map(|p| Change::PutProfile(p.clone())),
+        );
+        changes.extend(
+            layer
+                .tables
+                .values()
+                .flatten()
+                .map(|t| Change::PutTable(t.clone())),
+        );
+        for key in keys {
+            if let Some(definition) = &layer.definitions[key] {
+                let replace = in_base(&|b| Ok(b.definition_at(key)?.is_some()))?;
+                changes.push(Change::PutDefinition {
+                    definition: definition.clone(),
+                    replace,
+                });
+            }
+        }
+        Ok(changes)
     }
 
     fn merged_profiles(&self) -> Result<Vec<ConnectionProfile>> {

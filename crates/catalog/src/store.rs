@@ -145,6 +145,14 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
     fn submit_staged(&self, changes: Vec<Change>) -> StagedWrite {
         StagedWrite::durable_when_visible(self.submit(changes))
     }
+
+    /// Write what [`submit_staged`](Self::submit_staged) has kept back to the storage
+    /// below: all of it (`all`: the writer needs it stored, or is done), or only what has
+    /// waited long enough. Only a store that stages batches ([`StagingStore`]
+    /// (crate::StagingStore)) keeps any back.
+    fn write_staged(&self, all: bool) {
+        let _ = all;
+    }
 }
 
 /// The key names are indexed under.

@@ -23,7 +23,7 @@ impl Executor {
             return Remote::new(url, cli.token.last().cloned()).map(Executor::Remote);
         }
         let store = match mode {
-            Mode::Run => crate::store::open(cli)?,
+            Mode::Run => crate::store::open_for_statements(cli)?,
             Mode::Check => crate::store::open_overlay(cli)?,
         };
         let mut session = Session::new(store);

@@ -78,6 +78,21 @@ pub fn open(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
     open_at(&catalog_location(cli)?, cli)
 }
 
+/// The catalog for running statements. A catalog directory, which this process alone
+/// holds, stages a script's consecutive catalog statements into batches
+/// ([`StagingStore`](tributary_catalog::StagingStore)); PostgreSQL, which other
+/// processes share, is written statement by statement.
+pub fn open_for_statements(cli: &Cli) -> Result<Arc<dyn CatalogStore>, String> {
+    let location = catalog_location(cli)?;
+    let store = open_at(&location, cli)?;
+    match location {
+        Location::Dir(_) => tributary_catalog::StagingStore::over(store)
+            .map(|s| Arc::new(s) as Arc<dyn CatalogStore>)
+            .map_err(|e| format!("error: cannot start a thread for the catalog: {e}")),
+        Location::Postgres(_) => Ok(store),
+    }
+}
+
 /// The catalog as it is now, under an in-memory overlay (nothing is written, and the
 /// catalog is not locked: a copy is read, so a REPL may hold it meanwhile; a
 /// PostgreSQL catalog is read in place). A catalog directory that does not exist yet

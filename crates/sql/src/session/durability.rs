@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::ops::ControlFlow;
-use tributary_catalog::PendingWrite;
+use tributary_catalog::{CatalogStore, PendingWrite};
 use tributary_types::OptionValue;
 
 tokio::task_local! {
@@ -132,11 +132,19 @@ impl Unconfirmed {
         ControlFlow::Continue(())
     }
 
-    /// Hand out every outcome, waiting for each one's writes in turn.
-    pub(super) async fn deliver_all<F>(&mut self, to: &mut Handout<'_, F>) -> ControlFlow<()>
+    /// Hand out every outcome, waiting for each one's writes in turn (first written
+    /// down, where the store keeps staged writes back).
+    pub(super) async fn deliver_all<F>(
+        &mut self,
+        store: &dyn CatalogStore,
+        to: &mut Handout<'_, F>,
+    ) -> ControlFlow<()>
     where
         F: FnMut(Outcome) -> ControlFlow<()>,
     {
+        if !self.queue.is_empty() {
+            store.write_staged(true);
+        }
         while let Some((outcome, writes)) = self.queue.pop_front() {
             let mut failure = None;
             for write in writes {

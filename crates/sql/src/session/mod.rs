@@ -355,6 +355,7 @@ impl Session {
             summary: &mut summary,
             mode,
         };
+        let store = self.shared.store.as_ref();
         // Outcomes run but waiting for their writes to be durable, in order.
         let mut unconfirmed = durability::Unconfirmed::default();
         let mut stopped = false;
@@ -369,11 +370,15 @@ impl Session {
                     (o, Vec::new())
                 }
                 Ok(stmt) if mode == Mode::Run && durability::may_defer(&stmt.statement) => {
-                    durability::collecting(self.run_statement(&stmt, mode, delivery)).await
+                    let ran =
+                        durability::collecting(self.run_statement(&stmt, mode, delivery)).await;
+                    // What a staging store kept back goes down once it has waited enough.
+                    store.write_staged(false);
+                    ran
                 }
                 Ok(stmt) => {
                     // Everything before it is out before it runs.
-                    if unconfirmed.deliver_all(&mut to).await.is_break() {
+                    if unconfirmed.deliver_all(store, &mut to).await.is_break() {
                         stopped = true;
                         break;
                     }
@@ -384,7 +389,7 @@ impl Session {
             unconfirmed.push(outcome, writes);
             let flow = match failed && mode == Mode::Run {
                 // The script stops at its first failure: what ran before it is out first.
-                true => unconfirmed.deliver_all(&mut to).await,
+                true => unconfirmed.deliver_all(store, &mut to).await,
                 false => unconfirmed.deliver_ready(&mut to),
             };
             if flow.is_break() {
@@ -396,7 +401,7 @@ impl Session {
         // failure, or `each` has no reader), the outcomes not handed out are dropped:
         // their statements ran, and the store still flushes their writes.
         if !stopped {
-            let _ = unconfirmed.deliver_all(&mut to).await;
+            let _ = unconfirmed.deliver_all(store, &mut to).await;
         }
         summary.suppressed_diagnostics = budget.suppressed();
         summary

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tributary_catalog::{
     CatalogError, CatalogStore, Change, OverlayStore, PendingWrite, Result, SledStore, StagedWrite,
-    WriteOutcome,
+    StagingStore, WriteOutcome,
 };
 use tributary_sql::{Mode, Outcome, Session};
 use tributary_types::{
@@ -248,4 +248,30 @@ async fn a_script_on_sled_is_durable_once_its_outcomes_are_out() {
     }
     let reopened = SledStore::open(dir.path()).unwrap();
     assert_eq!(reopened.table_names().unwrap().len(), 200);
+}
+
+#[tokio::test]
+async fn a_staged_script_stores_what_ran_before_its_failure_and_nothing_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = [
+        table("a"),
+        table("b"),
+        table("a"),
+        table("c"),
+        "SELECT 1;\n".to_string(),
+    ]
+    .concat();
+    {
+        let sled: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
+        let staging = Arc::new(StagingStore::over(sled).unwrap());
+        let session = Session::new(staging).offline();
+        let outcomes = session.run_script(&script, Mode::Run).await;
+        assert_eq!(outcomes.len(), 3, "{outcomes:?}");
+        assert!(outcomes[0].is_ok() && outcomes[1].is_ok());
+        let e = outcomes[2].as_ref().unwrap_err();
+        assert_eq!(e.span.start.line, 3);
+        assert!(e.diagnostics[0].message.contains("already exists"), "{e}");
+    }
+    let reopened = SledStore::open(dir.path()).unwrap();
+    assert_eq!(reopened.table_names().unwrap(), vec!["a", "b"]);
 }
