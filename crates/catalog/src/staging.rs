@@ -201,6 +201,19 @@ impl CatalogStore for StagingStore {
         }
         StagedWrite::new(PendingWrite::done(Ok(())), durable)
     }
+    fn discard_staged(&self) {
+        let mut staged = self.lock();
+        let waiting = std::mem::take(&mut staged.waiting);
+        staged.since = None;
+        staged.layer = Arc::new(OverlayStore::over(self.base.clone()));
+        self.applied.fetch_add(1, Ordering::SeqCst);
+        answer(
+            waiting,
+            Err(CatalogError::Storage(
+                "not stored: the script stopped at an earlier failure".into(),
+            )),
+        );
+    }
     fn write_staged(&self, all: bool) {
         let mut staged = self.lock();
         let due = staged.since.is_some_and(|t| t.elapsed() >= MAX_WAIT);

@@ -153,6 +153,11 @@ pub trait CatalogStore: Send + Sync + fmt::Debug {
     fn write_staged(&self, all: bool) {
         let _ = all;
     }
+
+    /// Drop what [`submit_staged`](Self::submit_staged) has kept back, unwritten: the
+    /// writer stopped before reporting it (a script stopped at an earlier failure). Each
+    /// such write fails.
+    fn discard_staged(&self) {}
 }
 
 /// The key names are indexed under.

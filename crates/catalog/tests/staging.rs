@@ -157,3 +157,21 @@ fn a_statement_refused_by_the_layer_stages_nothing() {
     staging.write_staged(true);
     assert_eq!(base.table_names().unwrap(), vec!["t"]);
 }
+
+#[test]
+fn discarded_statements_fail_and_are_never_written() {
+    let (_dir, base) = sled();
+    let staging = StagingStore::over(base.clone()).unwrap();
+    let a = stage(&staging, vec![Change::PutTable(table("a", None))]);
+    staging.discard_staged();
+    assert!(
+        a.wait()
+            .unwrap_err()
+            .to_string()
+            .contains("not stored: the script stopped"),
+    );
+    assert!(staging.table_names().unwrap().is_empty());
+    staging.write_staged(true);
+    drop(staging);
+    assert!(base.table_names().unwrap().is_empty());
+}

@@ -370,8 +370,11 @@ impl Session {
                     (o, Vec::new())
                 }
                 Ok(stmt) if mode == Mode::Run && durability::may_defer(&stmt.statement) => {
+                    // Boxed: the statement's future is large, and this one holds it
+                    // beside the script's own state.
                     let ran =
-                        durability::collecting(self.run_statement(&stmt, mode, delivery)).await;
+                        durability::collecting(Box::pin(self.run_statement(&stmt, mode, delivery)))
+                            .await;
                     // What a staging store kept back goes down once it has waited enough.
                     store.write_staged(false);
                     ran
@@ -399,8 +402,12 @@ impl Session {
         }
         // The script's last outcomes, once their writes are durable. After a stop (a
         // failure, or `each` has no reader), the outcomes not handed out are dropped:
-        // their statements ran, and the store still flushes their writes.
-        if !stopped {
+        // their statements ran; what a staging store still holds of them is discarded,
+        // what reached the store below stays.
+        if stopped {
+            // Nothing the script did not report is stored, where that is still possible.
+            store.discard_staged();
+        } else {
             let _ = unconfirmed.deliver_all(store, &mut to).await;
         }
         summary.suppressed_diagnostics = budget.suppressed();
