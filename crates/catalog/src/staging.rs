@@ -92,21 +92,8 @@ impl StagingStore {
         match visible {
             Ok(durable) => self.forwarder.forward(durable, waiting),
             // Refused as a whole: none of the statements is stored, and each fails.
-            Err(e) => answer(waiting, Err(e)),
+            Err(e) => WriteOutcome::send_all(waiting, Err(e)),
         }
-    }
-}
-
-/// Tell each staged statement the batch's outcome.
-fn answer(waiting: Vec<WriteOutcome>, outcome: Result<()>) {
-    let text = outcome.as_ref().err().map(ToString::to_string);
-    let mut first = Some(outcome);
-    for w in waiting {
-        w.send(match (first.take(), &text) {
-            (Some(outcome), _) => outcome,
-            (None, None) => Ok(()),
-            (None, Some(text)) => Err(CatalogError::Storage(text.clone())),
-        });
     }
 }
 
@@ -207,7 +194,7 @@ impl CatalogStore for StagingStore {
         staged.since = None;
         staged.layer = Arc::new(OverlayStore::over(self.base.clone()));
         self.applied.fetch_add(1, Ordering::SeqCst);
-        answer(
+        WriteOutcome::send_all(
             waiting,
             Err(CatalogError::Storage(
                 "not stored: the script stopped at an earlier failure".into(),
@@ -237,7 +224,7 @@ impl Forwarder {
             .name("catalog-staging".into())
             .spawn(move || {
                 for (durable, waiting) in queue {
-                    answer(waiting, durable.wait());
+                    WriteOutcome::send_all(waiting, durable.wait());
                 }
             })?;
         Ok(Self {
@@ -253,7 +240,7 @@ impl Forwarder {
         };
         // The thread gone (it cannot panic, but were it): wait here.
         if let Some((durable, waiting)) = unsent {
-            answer(waiting, durable.wait());
+            WriteOutcome::send_all(waiting, durable.wait());
         }
     }
 }

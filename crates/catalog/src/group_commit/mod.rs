@@ -156,6 +156,12 @@ impl WriteOutcome {
         // A writer that stopped waiting needs no answer.
         let _ = self.0.send(outcome);
     }
+
+    /// Resolve every write in `waiting` with the same outcome (an error's text to all
+    /// but the first).
+    pub(crate) fn send_all(waiting: Vec<WriteOutcome>, outcome: Result<()>) {
+        answer(waiting.into_iter().map(|w| w.0).collect(), outcome);
+    }
 }
 
 /// A batch handed to a store by a writer that waits only until its change is visible
