@@ -40,5 +40,5 @@ pub use pg_conn::{is_postgres_url, postgres_application_name, postgres_url_shown
 pub use pg_store::PostgresStore;
 pub use sled_files::{Holder, LockWait, ServerNotice, describe_this_process};
 pub use sled_store::SledStore;
-pub use staging::StagingStore;
+pub use staging::{StagingLimits, StagingStore};
 pub use store::{CatalogStore, Change, ObjectKind};

@@ -22,18 +22,33 @@ use tributary_types::{
     ConnectionProfile, ConnectionTable, Definition, DefinitionKind, Dependency, ProfileId, TableId,
 };
 
-/// The most statements staged before the layer goes down.
-const MAX_STAGED: usize = 128;
+/// When the staged layer goes down on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StagingLimits {
+    /// The most statements staged before the layer goes down.
+    pub statements: usize,
+    /// The longest the oldest staged statement waits before the layer goes down
+    /// (checked as statements are staged and after each one).
+    pub wait: Duration,
+}
 
-/// The longest the oldest staged statement waits before the layer goes down (checked as
-/// statements are staged and after each one).
-const MAX_WAIT: Duration = Duration::from_millis(2);
+impl Default for StagingLimits {
+    /// 128 statements or 2 ms: past either, a batch's log writes cost less than the
+    /// statements' checks, so larger batches gain nothing (BENCHMARKS.md, issue 39).
+    fn default() -> Self {
+        Self {
+            statements: 128,
+            wait: Duration::from_millis(2),
+        }
+    }
+}
 
 /// A store below which a script's catalog statements are written in batches.
 #[derive(Debug)]
 pub struct StagingStore {
     base: Arc<dyn CatalogStore>,
     staged: Mutex<Staged>,
+    limits: StagingLimits,
     /// Batches applied to the layer, so [`CatalogStore::generation`] moves with them.
     applied: AtomicU64,
     forwarder: Forwarder,
@@ -51,7 +66,16 @@ impl StagingStore {
     /// Stage statements over `base`, which no other process may write meanwhile (a sled
     /// catalog this process holds).
     pub fn over(base: Arc<dyn CatalogStore>) -> std::io::Result<Self> {
+        Self::with_limits(base, StagingLimits::default())
+    }
+
+    /// As [`StagingStore::over`], going down at `limits` instead of the defaults.
+    pub fn with_limits(
+        base: Arc<dyn CatalogStore>,
+        limits: StagingLimits,
+    ) -> std::io::Result<Self> {
         Ok(Self {
+            limits,
             staged: Mutex::new(Staged {
                 layer: Arc::new(OverlayStore::over(base.clone())),
                 waiting: Vec::new(),
@@ -183,7 +207,7 @@ impl CatalogStore for StagingStore {
         let (outcome, durable) = PendingWrite::later();
         staged.waiting.push(outcome);
         let since = *staged.since.get_or_insert_with(Instant::now);
-        if staged.waiting.len() >= MAX_STAGED || since.elapsed() >= MAX_WAIT {
+        if staged.waiting.len() >= self.limits.statements || since.elapsed() >= self.limits.wait {
             self.write_down(&mut staged);
         }
         StagedWrite::new(PendingWrite::done(Ok(())), durable)
@@ -203,7 +227,9 @@ impl CatalogStore for StagingStore {
     }
     fn write_staged(&self, all: bool) {
         let mut staged = self.lock();
-        let due = staged.since.is_some_and(|t| t.elapsed() >= MAX_WAIT);
+        let due = staged
+            .since
+            .is_some_and(|t| t.elapsed() >= self.limits.wait);
         if all || due {
             self.write_down(&mut staged);
         }

@@ -7,7 +7,10 @@ mod common;
 
 use common::{profile, reopen, table, view};
 use std::sync::Arc;
-use tributary_catalog::{CatalogStore, Change, PendingWrite, SledStore, StagingStore};
+use std::time::Duration;
+use tributary_catalog::{
+    CatalogStore, Change, PendingWrite, SledStore, StagingLimits, StagingStore,
+};
 use tributary_types::{DefinitionKind, Dependency, Namespace};
 
 fn reads(table: &str) -> Vec<Dependency> {
@@ -29,6 +32,16 @@ fn stage(store: &StagingStore, changes: Vec<Change>) -> PendingWrite {
     futures::executor::block_on(store.submit_staged(changes).visible()).unwrap()
 }
 
+/// A staging store that goes down after 128 statements, never on the clock (a loaded
+/// machine may take milliseconds between two statements).
+fn staging_over(base: &Arc<dyn CatalogStore>) -> StagingStore {
+    let limits = StagingLimits {
+        statements: 128,
+        wait: Duration::from_secs(3600),
+    };
+    StagingStore::with_limits(base.clone(), limits).unwrap()
+}
+
 fn sled() -> (tempfile::TempDir, Arc<dyn CatalogStore>) {
     let dir = tempfile::tempdir().unwrap();
     let base: Arc<dyn CatalogStore> = Arc::new(SledStore::open(dir.path()).unwrap());
@@ -48,7 +61,7 @@ fn staged_statements_reach_the_store_below_as_one_batch_of_their_net_effect() {
     ])
     .unwrap();
     let generation = base.generation();
-    let staging = StagingStore::over(base.clone()).unwrap();
+    let staging = staging_over(&base);
     let p = profile("p");
     let a = table("a", Some(&p.id));
     let a_again = table("a", Some(&p.id));
@@ -93,7 +106,7 @@ fn staged_statements_reach_the_store_below_as_one_batch_of_their_net_effect() {
 #[test]
 fn a_batch_refused_below_fails_every_statement_in_it_and_stores_none() {
     let (_dir, base) = sled();
-    let staging = StagingStore::over(base.clone()).unwrap();
+    let staging = staging_over(&base);
     let first = stage(&staging, vec![Change::PutTable(table("x", None))]);
     let second = stage(&staging, vec![Change::PutTable(table("y", None))]);
     // Someone writes below the layer (what only the catalog's holder may do): the
@@ -115,7 +128,7 @@ fn a_batch_refused_below_fails_every_statement_in_it_and_stores_none() {
 #[test]
 fn staged_statements_go_down_when_many_have_gathered_and_when_the_store_closes() {
     let (dir, base) = sled();
-    let staging = StagingStore::over(base.clone()).unwrap();
+    let staging = staging_over(&base);
     let mut durables: Vec<PendingWrite> = (0..130)
         .map(|i| {
             stage(
@@ -124,11 +137,9 @@ fn staged_statements_go_down_when_many_have_gathered_and_when_the_store_closes()
             )
         })
         .collect();
-    // They went down without being asked: never more than 127 wait (and those that
-    // have waited 2 ms go down too, so how many is up to the clock).
-    let below = base.table_names().unwrap().len();
-    assert!(below > 130 - 128, "{below} of 130 written below");
-    for d in &mut durables[..below] {
+    // The first 128 went down without being asked, and are durable; two wait.
+    assert_eq!(base.table_names().unwrap().len(), 128);
+    for d in &mut durables[..128] {
         futures::executor::block_on(d).unwrap();
     }
     // A statement that is not staged writes everything staged first.
@@ -146,7 +157,7 @@ fn staged_statements_go_down_when_many_have_gathered_and_when_the_store_closes()
 #[test]
 fn a_statement_refused_by_the_layer_stages_nothing() {
     let (_dir, base) = sled();
-    let staging = StagingStore::over(base.clone()).unwrap();
+    let staging = staging_over(&base);
     let _ok = stage(&staging, vec![Change::PutTable(table("t", None))]);
     let refused = futures::executor::block_on(
         staging
@@ -161,7 +172,7 @@ fn a_statement_refused_by_the_layer_stages_nothing() {
 #[test]
 fn discarded_statements_fail_and_are_never_written() {
     let (_dir, base) = sled();
-    let staging = StagingStore::over(base.clone()).unwrap();
+    let staging = staging_over(&base);
     let a = stage(&staging, vec![Change::PutTable(table("a", None))]);
     staging.discard_staged();
     assert!(
@@ -174,4 +185,29 @@ fn discarded_statements_fail_and_are_never_written() {
     staging.write_staged(true);
     drop(staging);
     assert!(base.table_names().unwrap().is_empty());
+}
+
+#[test]
+fn staged_statements_go_down_once_the_oldest_has_waited_long_enough() {
+    let (_dir, base) = sled();
+    let limits = StagingLimits {
+        statements: 1000,
+        wait: Duration::from_millis(50),
+    };
+    let staging = StagingStore::with_limits(base.clone(), limits).unwrap();
+    let first = stage(&staging, vec![Change::PutTable(table("a", None))]);
+    staging.write_staged(false);
+    assert!(base.table_names().unwrap().is_empty(), "not due yet");
+    std::thread::sleep(Duration::from_millis(60));
+    // Due: the next statement takes the waiting one down with it.
+    let second = stage(&staging, vec![Change::PutTable(table("b", None))]);
+    assert_eq!(base.table_names().unwrap(), vec!["a", "b"]);
+    first.wait().unwrap();
+    second.wait().unwrap();
+    // And a script that pauses has its statement written by the session's own tick.
+    let third = stage(&staging, vec![Change::PutTable(table("c", None))]);
+    std::thread::sleep(Duration::from_millis(60));
+    staging.write_staged(false);
+    assert_eq!(base.table_names().unwrap().len(), 3);
+    third.wait().unwrap();
 }
