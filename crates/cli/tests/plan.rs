@@ -6,47 +6,21 @@
 
 mod common;
 
+use common::catalog_files::{self, text};
 use common::server::{Server, TOKEN};
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use tributary_catalog::testing::PgSchema;
 
 const SECRET: &str = "hunter2-plan-marker";
 
 fn tributary(catalog: impl AsRef<OsStr>, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tributary"))
-        .arg("--catalog")
-        .arg(catalog)
-        .args(args)
-        .env_remove("TRIBUTARY_CATALOG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    for stream in [&out.stdout, &out.stderr] {
-        let text = String::from_utf8_lossy(stream);
-        assert!(!text.contains(SECRET), "a secret was printed:\n{text}");
-    }
-    out
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    catalog_files::tributary(catalog, args, SECRET)
 }
 
 fn setup() -> String {
-    format!(
-        "CREATE CONNECTION PROFILE k WITH (connector = 'kafka', bootstrap_servers = 'b:9092', 'auth.type' = 'sasl', 'auth.protocol' = 'SASL_SSL', 'auth.mechanism' = 'PLAIN', 'auth.username' = 'svc', 'auth.password' = '{SECRET}', validate = false);
-         CREATE CONNECTION PROFILE r WITH (connector = 'redis', address = 'redis://bob:{SECRET}@h:6379', validate = false);
-         CREATE TABLE orders (id BIGINT NOT NULL, amount DOUBLE, ts TIMESTAMP NOT NULL, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'kafka', connection_profile = 'k', topic = 'orders', type = 'source', format = 'json');
-         CREATE TEMPORARY TABLE users (id TEXT METADATA FROM 'key' PRIMARY KEY, name TEXT) WITH (connector = 'redis', connection_profile = 'r', format = 'json', type = 'lookup', 'lookup.cache.ttl' = INTERVAL '1' MINUTE);
-         CREATE TABLE ticks WITH (connector = 'impulse', event_rate = '10');
-         CREATE FUNCTION double_it(x BIGINT) RETURNS BIGINT;
-         CREATE VIEW big AS SELECT id FROM orders WHERE amount > 100;"
-    )
+    catalog_files::setup(SECRET)
 }
 
 /// On `catalog` (a directory or a PostgreSQL URL): the dump plans nothing, edits plan

@@ -8,7 +8,7 @@ use crate::schema_doc::property;
 use crate::spec::Target;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use tributary_types::{REDACTED, closest, looks_secret, printable_secret, redact_text};
 
 /// What the registry says of SQL keys.
@@ -21,7 +21,16 @@ struct SecretKeys {
     numbered: Vec<(&'static str, bool)>,
     /// Deprecated spellings, with the sensitivity of the key they stand for.
     aliases: HashMap<&'static str, bool>,
+    /// Undeclared keys already judged by name: a script repeats the same few keys
+    /// (`connector`, `connection_profile`) thousands of times, and judging one compares
+    /// it with every declared secret key.
+    judged: Mutex<HashMap<String, bool>>,
 }
+
+/// The most undeclared keys [`SecretKeys::judged`] remembers, and the longest (others
+/// are judged each time), so hostile input cannot grow it without bound.
+const MAX_JUDGED: usize = 4096;
+const MAX_JUDGED_KEY: usize = 128;
 
 fn secret_keys() -> &'static SecretKeys {
     static KEYS: OnceLock<SecretKeys> = OnceLock::new();
@@ -31,6 +40,7 @@ fn secret_keys() -> &'static SecretKeys {
             free: Vec::new(),
             numbered: Vec::new(),
             aliases: HashMap::new(),
+            judged: Mutex::new(HashMap::new()),
         };
         for entry in registry().iter() {
             let c = entry.connector;
@@ -80,9 +90,22 @@ pub fn is_secret_option(key: &str) -> bool {
     if let Some(prefix) = keys.free.iter().find(|p| key.starts_with(*p)) {
         return looks_secret(&key[prefix.len()..]);
     }
+    let judged = || {
+        keys.judged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(&s) = judged().get(key) {
+        return s;
+    }
     // A misspelled secret (`pasword`) is as secret as the key it misspells.
-    looks_secret(key)
-        || closest(key, keys.exact.iter().filter(|(_, s)| **s).map(|(k, _)| *k)).is_some()
+    let secret = looks_secret(key)
+        || closest(key, keys.exact.iter().filter(|(_, s)| **s).map(|(k, _)| *k)).is_some();
+    let mut remembered = judged();
+    if remembered.len() < MAX_JUDGED && key.len() <= MAX_JUDGED_KEY {
+        remembered.insert(key.to_owned(), secret);
+    }
+    secret
 }
 
 /// Which of a connector's configs a JSON document is.
@@ -248,7 +271,9 @@ mod tests {
             "storage.aws_secret_access_key",
             "pasword",
         ] {
+            // Asked twice: the second answer comes from what was judged the first time.
             assert!(is_secret_option(secret), "{secret}");
+            assert!(is_secret_option(secret), "{secret}, judged again");
         }
         for plain in [
             "topic",
@@ -259,6 +284,7 @@ mod tests {
             "format",
         ] {
             assert!(!is_secret_option(plain), "{plain}");
+            assert!(!is_secret_option(plain), "{plain}, judged again");
         }
     }
 }

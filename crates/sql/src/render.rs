@@ -19,7 +19,9 @@ pub struct SourceText<'a> {
     name: &'a str,
     text: &'a str,
     index: LineIndex<'a>,
-    masks: Vec<(usize, usize)>,
+    /// Found when a snippet is first quoted: finding them reads the whole script, which
+    /// a diagnostic without a snippet (or none at all) does not need.
+    masks: std::sync::OnceLock<Vec<(usize, usize)>>,
 }
 
 impl<'a> SourceText<'a> {
@@ -29,7 +31,7 @@ impl<'a> SourceText<'a> {
             name,
             text,
             index: LineIndex::new(text),
-            masks: secret_spans(text),
+            masks: std::sync::OnceLock::new(),
         }
     }
 
@@ -102,6 +104,7 @@ impl<'a> SourceText<'a> {
         let mut at = line_start;
         let masks = self
             .masks
+            .get_or_init(|| secret_spans(self.text))
             .iter()
             .filter(|(s, e)| *e > line_start && *s < line_end)
             .map(|&(s, e)| (s.max(line_start), e.min(line_end)));

@@ -34,6 +34,16 @@ pub(super) struct Piece {
 /// tokenized whole; its location is in the whole script.
 pub(super) fn pieces(sql: &str) -> Result<Vec<Piece>, TokenizerError> {
     let mut out = Vec::new();
+    each_piece(sql, |piece, _| out.push(piece))?;
+    Ok(out)
+}
+
+/// Cut `sql` as [`pieces`] does, handing each piece to `each` with its tokens (for a
+/// caller that reads the script once, in order, and so need not tokenize it twice).
+pub(super) fn each_piece(
+    sql: &str,
+    mut each: impl FnMut(Piece, Vec<TokenWithSpan>),
+) -> Result<(), TokenizerError> {
     let (mut start, mut line, mut column) = (0usize, 1u64, 1u64);
     while start < sql.len() {
         let mut want = PIECE_BYTES;
@@ -48,7 +58,7 @@ pub(super) fn pieces(sql: &str) -> Result<Vec<Piece>, TokenizerError> {
             match tokens(sql, &piece) {
                 Ok(t) if end == sql.len() || ends_with_semicolon(&t) => {
                     (line, column) = advance(&sql[start..end], line, column);
-                    out.push(piece);
+                    each(piece, t);
                     start = end;
                     break;
                 }
@@ -68,7 +78,7 @@ pub(super) fn pieces(sql: &str) -> Result<Vec<Piece>, TokenizerError> {
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The tokens of `piece`, located in the whole script.

@@ -82,15 +82,9 @@ pub fn parse_script_lazily(
 /// "PROFILE"]`), parsed; the others are only tokenized. Statements that do not parse,
 /// and a script that does not tokenize, give nothing.
 pub fn parse_statements_starting(sql: &str, words: &[&str]) -> Vec<ParsedStatement> {
-    let Ok(pieces) = chunks::pieces(sql) else {
-        return Vec::new();
-    };
     let index = LineIndex::new(sql);
     let mut out = Vec::new();
-    for piece in pieces {
-        let Ok(tokens) = chunks::tokens(sql, &piece) else {
-            continue;
-        };
+    let whole = chunks::each_piece(sql, |_, tokens| {
         for statement in split(tokens) {
             if leading_words(&statement, words.len()) == words
                 && let Ok(parsed) = parse_one(&index, statement)
@@ -98,8 +92,11 @@ pub fn parse_statements_starting(sql: &str, words: &[&str]) -> Vec<ParsedStateme
                 out.push(parsed);
             }
         }
+    });
+    match whole {
+        Ok(()) => out,
+        Err(_) => Vec::new(),
     }
-    out
 }
 
 /// A tokenizer error (an unterminated string or comment): it ends the script.

@@ -2,7 +2,7 @@
 //! outcome is handed out only once its writes are durable, in statement order; a flush
 //! that fails fails its statement and stops the script.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -22,6 +22,10 @@ struct HeldFlushes {
     inner: OverlayStore,
     durable: Mutex<Vec<Option<WriteOutcome>>>,
     staged: AtomicUsize,
+    /// Make each staged write durable as it is submitted (no flush to release).
+    durable_at_once: AtomicBool,
+    /// How many times the session discarded what it had not reported.
+    discards: AtomicUsize,
 }
 
 impl HeldFlushes {
@@ -30,6 +34,8 @@ impl HeldFlushes {
             inner: OverlayStore::in_memory(),
             durable: Mutex::new(Vec::new()),
             staged: AtomicUsize::new(0),
+            durable_at_once: AtomicBool::new(false),
+            discards: AtomicUsize::new(0),
         })
     }
 
@@ -86,13 +92,20 @@ impl CatalogStore for HeldFlushes {
         if let Err(e) = self.inner.apply(changes) {
             return StagedWrite::durable_when_visible(PendingWrite::done(Err(e)));
         }
+        self.staged.fetch_add(1, Ordering::SeqCst);
+        if self.durable_at_once.load(Ordering::SeqCst) {
+            self.durable.lock().expect("not poisoned").push(None);
+            return StagedWrite::durable_when_visible(PendingWrite::done(Ok(())));
+        }
         let (outcome, durable) = PendingWrite::later();
         self.durable
             .lock()
             .expect("not poisoned")
             .push(Some(outcome));
-        self.staged.fetch_add(1, Ordering::SeqCst);
         StagedWrite::new(PendingWrite::done(Ok(())), durable)
+    }
+    fn discard_staged(&self) {
+        self.discards.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -205,10 +218,35 @@ async fn a_failed_flush_stops_the_script_before_anything_that_is_not_catalog_onl
     let summary = task.await.unwrap();
     assert_eq!((summary.statements, summary.failed), (1, 1));
     assert!(rx.recv().await.is_none(), "nothing after the failure");
-    // b had run (its change is visible, and the store flushes it); the INSERT and c never
-    // ran.
+    // b had run (its change is visible); the INSERT and c never ran. What the store
+    // still holds back of b is discarded: the script did not report it.
     assert_eq!(store.staged.load(Ordering::SeqCst), 2);
     assert_eq!(store.table_names().unwrap(), vec!["a", "b"]);
+    assert_eq!(store.discards.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_script_whose_reader_has_gone_stops_and_discards_what_it_did_not_report() {
+    let store = HeldFlushes::new();
+    store.durable_at_once.store(true, Ordering::SeqCst);
+    let script = [table("a"), table("b"), table("c")].concat();
+    let session = Session::new(store.clone()).offline();
+    let mut handed = 0;
+    let summary = session
+        .run_script_with(&script, Mode::Run, |_| {
+            handed += 1;
+            std::ops::ControlFlow::Break(())
+        })
+        .await;
+    // a was out as soon as it ran, and its reader went: b and c never ran, and what
+    // the store held back was discarded.
+    assert_eq!((handed, summary.statements), (1, 1));
+    assert_eq!(store.table_names().unwrap(), vec!["a"]);
+    assert_eq!(store.discards.load(Ordering::SeqCst), 1);
+    // A script that runs to its end discards nothing.
+    let summary = session.run_script(&table("d"), Mode::Run).await;
+    assert_eq!(summary.len(), 1);
+    assert_eq!(store.discards.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
