@@ -126,6 +126,9 @@ pub(super) fn tables(
                 after: wp.clone(),
             });
         }
+        if hp == wp && same_definition(h, w) {
+            return None;
+        }
         details.extend(column_details(h, w));
         details.extend(option_details(
             &w.name,
@@ -147,6 +150,53 @@ pub(super) fn tables(
         }
     }
     Ok(planned)
+}
+
+/// Whether two records define the same table: equal in everything but what storing
+/// gives a record (its id, its times, its last test) and its profile's id (whose name
+/// the caller compares). Most tables of a plan are unchanged, and reading both as a dump
+/// writes them, to compare option by option, costs more than the rest of the plan.
+pub(super) fn same_definition(a: &ConnectionTable, b: &ConnectionTable) -> bool {
+    // Every field named, so a field added later must be placed on one side or the other.
+    let ConnectionTable {
+        format_version,
+        id: _,
+        name,
+        connector,
+        profile: _,
+        inline_profile,
+        connection_type,
+        config,
+        schema,
+        options,
+        virtual_columns,
+        watermark,
+        event_time_field,
+        idle_micros,
+        partitioned_by,
+        temporary,
+        registry,
+        description,
+        created_at: _,
+        updated_at: _,
+        last_test: _,
+    } = a;
+    *format_version == b.format_version
+        && *name == b.name
+        && *connector == b.connector
+        && *inline_profile == b.inline_profile
+        && *connection_type == b.connection_type
+        && *config == b.config
+        && *schema == b.schema
+        && *options == b.options
+        && *virtual_columns == b.virtual_columns
+        && *watermark == b.watermark
+        && *event_time_field == b.event_time_field
+        && *idle_micros == b.idle_micros
+        && *partitioned_by == b.partitioned_by
+        && *temporary == b.temporary
+        && *registry == b.registry
+        && *description == b.description
 }
 
 /// The catalog's tables that `wanted` names, by lowercase name. A few are looked up one

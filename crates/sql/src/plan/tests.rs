@@ -157,3 +157,28 @@ async fn a_changed_view_is_shown_on_one_line_without_credentials() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_table_is_the_same_whatever_storing_gave_its_record_and_differs_in_anything_else() {
+    let sql = "CREATE TABLE orders (id BIGINT) WITH (connector = 'kafka', bootstrap_servers = 'b:9092', topic = 't', type = 'source', format = 'json');";
+    let a = catalog(sql).await.table_by_name("orders").unwrap().unwrap();
+    let mut stored = a.clone();
+    stored.id = tributary_types::TableId::from_suffix("0123456789");
+    stored.profile = Some(tributary_types::ProfileId::from_suffix("9876543210"));
+    stored.created_at += 10;
+    stored.updated_at += 20;
+    assert!(compare::same_definition(&a, &stored));
+    let changes: [fn(&mut tributary_types::ConnectionTable); 6] = [
+        |t| t.name = "Orders".into(),
+        |t| t.options[0].key = "other".into(),
+        |t| t.config = serde_json::json!({}),
+        |t| t.description = "now described".into(),
+        |t| t.temporary = true,
+        |t| t.schema.fields.clear(),
+    ];
+    for change in changes {
+        let mut other = a.clone();
+        change(&mut other);
+        assert!(!compare::same_definition(&a, &other), "{other:?}");
+    }
+}
