@@ -14,7 +14,7 @@ It prints one line per measurement and a summary table (Markdown, for BENCHMARKS
 - `run` of N `CREATE TABLE` statements into a new catalog, and `apply` of the same
   statements (one batch): statements per second, as a ratio of the fdatasync rate;
 - `check` of 10,000 statements over a catalog of 10,000 tables: time and peak RSS;
-- `plan` of 10,000 unchanged tables against a catalog of 100,000: time.
+- `plan` of 10,000 unchanged tables against a catalog of 100,000: median time of 5.
 
 Catalogs are sled directories under a temporary directory on the same disk as the
 working directory (`$TMPDIR` is not used: it may be a different device).
@@ -164,9 +164,15 @@ def main() -> None:
     if not QUICK:
         big = catalog_of(100000, "hundred-k")
         unchanged = script(os.path.join(WORK, "plan.sql"), 10000)
-        t, m, code, out = run(["--catalog", big, "-q", "plan", unchanged])
-        assert code == 0, f"plan found changes: {out[:400]}"
-        record("plan of 10,000 unchanged tables against 100,000", f"{t:.2f} s, {m:.0f} MiB", "< 2 s", "met" if t < 2 else "not met")
+        # The median of five: on a shared machine one run can be a third slower.
+        runs = []
+        for _ in range(5):
+            t, m, code, out = run(["--catalog", big, "-q", "plan", unchanged])
+            assert code == 0, f"plan found changes: {out[:400]}"
+            runs.append((t, m))
+        times = sorted(t for t, _ in runs)
+        t, m = statistics.median(times), max(m for _, m in runs)
+        record("plan of 10,000 unchanged tables against 100,000", f"{t:.2f} s (median of 5; {times[0]:.2f}-{times[-1]:.2f}), {m:.0f} MiB", "< 2 s", "met" if t < 2 else "not met")
 
     say("\n| what | measured | target | verdict |\n|---|---|---|---|")
     for what, figure, target, verdict in RESULTS:
