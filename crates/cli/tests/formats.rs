@@ -6,7 +6,11 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on failure, like the tests themselves.
 
+mod common;
+
+use common::catalog_files::{run_on, text};
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -32,22 +36,9 @@ SELEC 2;
 fn tributary(catalog: &Path, args: &[&str], script: &str) -> Output {
     let file = catalog.with_extension("sql");
     std::fs::write(&file, script).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_tributary"))
-        .arg("--catalog")
-        .arg(catalog)
-        .args(args)
-        .arg(&file)
-        .env_remove("TRIBUTARY_CATALOG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    let mut args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    args.push(file.as_os_str());
+    run_on(catalog, &args)
 }
 
 fn golden_path(name: &str) -> PathBuf {

@@ -1,15 +1,16 @@
-//! What `plan` and `apply`'s tests share: the binary run against a catalog with every
-//! output checked for a secret, and a catalog's files that hold secrets.
+//! What the tests of commands over a catalog's files share: the binary run against a
+//! catalog (with every output checked for a secret, where one is given), and a
+//! catalog's files that hold secrets.
 
 #![allow(dead_code)] // Each test file uses what it needs.
 
 use std::ffi::OsStr;
 use std::process::{Command, Output, Stdio};
 
-/// Run the binary on `catalog` (a directory or a PostgreSQL URL) with `args`; fails the
-/// test if `secret` appears in what it printed.
-pub fn tributary(catalog: impl AsRef<OsStr>, args: &[&str], secret: &str) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tributary"))
+/// Run the binary on `catalog` (a directory or a PostgreSQL URL) with `args`, without
+/// colour, input or the environment's catalog.
+pub fn run_on(catalog: impl AsRef<OsStr>, args: &[impl AsRef<OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tributary"))
         .arg("--catalog")
         .arg(catalog)
         .args(args)
@@ -19,7 +20,12 @@ pub fn tributary(catalog: impl AsRef<OsStr>, args: &[&str], secret: &str) -> Out
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .output()
-        .expect("the binary runs");
+        .expect("the binary runs")
+}
+
+/// [`run_on`], failing the test if `secret` appears in what it printed.
+pub fn tributary(catalog: impl AsRef<OsStr>, args: &[&str], secret: &str) -> Output {
+    let out = run_on(catalog, args);
     for stream in [&out.stdout, &out.stderr] {
         let text = String::from_utf8_lossy(stream);
         assert!(!text.contains(secret), "a secret was printed:\n{text}");
