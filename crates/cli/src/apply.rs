@@ -11,11 +11,11 @@ use crate::remote::Remote;
 use crate::render::Renderer;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use tributary_sql::Session;
-use tributary_sql::plan::{
+use tributary_api::plan::{
     Action, ApplyError, ApplyOptions, Plan, PlanFile, SourceFile, plan_from_json, plan_json,
     plan_text,
 };
+use tributary_sql::Session;
 use tributary_types::Diagnostic;
 
 /// Apply and report; the exit status.
@@ -67,7 +67,7 @@ async fn local_apply(cli: &Cli, sources: &[SourceFile], options: &ApplyOptions) 
         }
     };
     let session = Session::new(Arc::clone(&store));
-    let outcome = session.apply_files(sources, options).await;
+    let outcome = tributary_api::plan::apply_files(&session, sources, options).await;
     // Whatever happened, what was written is durable before the process ends.
     let _ = store.flush();
     match outcome {
@@ -177,9 +177,7 @@ async fn remote_apply(cli: &Cli, url: &str, sources: &[SourceFile], options: &Ap
         // Diagnostics of no file (a table the files leave alone): as the server said.
         let shown: Vec<Diagnostic> = ds
             .iter()
-            .filter_map(|d| {
-                serde_json::from_value::<tributary_sql::api::ApiDiagnostic>(d.clone()).ok()
-            })
+            .filter_map(|d| serde_json::from_value::<tributary_api::ApiDiagnostic>(d.clone()).ok())
             .map(|d| d.to_diagnostic())
             .collect();
         Renderer::new(cli.format, "apply", "")

@@ -1,11 +1,11 @@
-//! `tributary arroyo push|pull`: the library's `tributary_sql::arroyo_sync`, with its
+//! `tributary arroyo push|pull`: the library's `tributary_api::arroyo_sync`, with its
 //! report printed one object per line. Exit status 0 when both sides agree on every
 //! object synced, 1 when one was refused or differs, 2 when the sync could not run.
 
 use crate::args::{ArroyoCommand, Cli};
 use crate::output::{Stdout, err_line};
+use tributary_api::arroyo_sync::{PushOptions, SyncReport, pull, push};
 use tributary_sql::Session;
-use tributary_sql::arroyo_sync::{PushOptions, SyncReport, pull, push};
 
 /// Run an `arroyo` command; the exit code.
 pub async fn run(cli: &Cli, command: &ArroyoCommand) -> u8 {

@@ -1,5 +1,5 @@
 //! `tributary catalog`: commands on the catalog as a whole. `dump` prints the script that
-//! recreates it (the library's `tributary_sql::dump`), read from a snapshot, so it runs
+//! recreates it (the library's `tributary_api::dump`), read from a snapshot, so it runs
 //! beside a shell or server holding the catalog; `copy` moves a catalog between stores
 //! (the library's `tributary_catalog::copy_catalog`).
 
@@ -72,7 +72,7 @@ fn dump(cli: &Cli) -> u8 {
             return 2;
         }
     };
-    match tributary_sql::dump::dump_catalog(store.as_ref()) {
+    match tributary_api::dump::dump_catalog(store.as_ref()) {
         Ok(dump) => {
             let _ = Stdout::default().write(&dump.script);
             0

@@ -10,7 +10,7 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
-use tributary_sql::complete::Completer;
+use tributary_complete::Completer;
 
 /// Completion and hints for the line being edited.
 pub struct LineHelper {

@@ -11,9 +11,9 @@ use crate::remote::Remote;
 use crate::render::Renderer;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tributary_api::ApiDiagnostic;
+use tributary_api::plan::{Plan, PlanFile, SourceFile};
 use tributary_catalog::{CatalogStore, OverlayStore};
-use tributary_sql::api::ApiDiagnostic;
-use tributary_sql::plan::{Plan, PlanFile, SourceFile};
 use tributary_types::Diagnostic;
 
 /// Compare the files with the catalog (or, with `--server`, the server's) and print the
@@ -51,13 +51,13 @@ pub async fn run(cli: &Cli, args: &PlanArgs) -> u8 {
     }
     let mut out = Stdout::default();
     if cli.format.is_json() {
-        let mut json = tributary_sql::plan::plan_json(&plan);
+        let mut json = tributary_api::plan::plan_json(&plan);
         if let Some(f) = fingerprint {
             json["fingerprint"] = f.into();
         }
         out.write(&format!("{json}\n"));
     } else {
-        out.write(&tributary_sql::plan::plan_text(&plan));
+        out.write(&tributary_api::plan::plan_text(&plan));
     }
     if let Some(path) = &args.out {
         err_line(&format!(
@@ -100,7 +100,7 @@ async fn local_plan(
     prune: bool,
     fingerprinted: bool,
 ) -> Result<(Plan, Option<String>), u8> {
-    let desired = match tributary_sql::plan::desired_catalog(None, sources).await {
+    let desired = match tributary_api::plan::desired_catalog(None, sources).await {
         Ok(d) => d,
         Err(invalid) => {
             for (i, diagnostics) in &invalid.failures {
@@ -127,11 +127,11 @@ async fn local_plan(
         1
     };
     let fingerprint = if fingerprinted {
-        Some(tributary_sql::plan::fingerprint(actual.as_ref()).map_err(fail)?)
+        Some(tributary_api::plan::fingerprint(actual.as_ref()).map_err(fail)?)
     } else {
         None
     };
-    let plan = tributary_sql::plan::plan(desired.as_ref(), actual.as_ref(), prune).map_err(fail)?;
+    let plan = tributary_api::plan::plan(desired.as_ref(), actual.as_ref(), prune).map_err(fail)?;
     Ok((plan, fingerprint))
 }
 
@@ -154,7 +154,7 @@ async fn remote_plan(
     let body = serde_json::json!({"files": files, "prune": prune});
     let (status, answer) = remote.post_json("/plan", &body).await.map_err(fail)?;
     if status == 200 {
-        let plan = tributary_sql::plan::plan_from_json(&answer);
+        let plan = tributary_api::plan::plan_from_json(&answer);
         let fingerprint = answer["fingerprint"].as_str().map(str::to_string);
         return match (plan, fingerprint) {
             (Some(p), Some(f)) => Ok((p, Some(f))),

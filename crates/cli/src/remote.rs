@@ -9,7 +9,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use tributary_sql::api::{SqlEvent, SqlResponse, SqlStatementResult};
+use tributary_api::{SqlEvent, SqlResponse, SqlStatementResult};
 use tributary_sql::{
     IDLE_TICK, Mode, Outcome, Output, RowSink, ScriptSummary, StatementError, StatementResult,
 };
@@ -57,7 +57,7 @@ impl Remote {
         let mut request = self
             .client
             .get(format!("{}/api/v1{path}", self.base))
-            .timeout(tributary_sql::complete::LOOKUP_TIMEOUT);
+            .timeout(tributary_complete::LOOKUP_TIMEOUT);
         if let Some(t) = &self.token {
             request = request.bearer_auth(t);
         }

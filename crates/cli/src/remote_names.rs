@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
-use tributary_sql::complete::{LOOKUP_TIMEOUT, NameSnapshot, SnapshotTable};
+use tributary_complete::{LOOKUP_TIMEOUT, NameSnapshot, SnapshotTable};
 
 /// Tables asked for per page (the API's largest page).
 const PAGE: usize = 1_000;

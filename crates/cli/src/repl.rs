@@ -23,7 +23,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tributary_sql::complete::{BackgroundLiveNames, Completer, NameSnapshot};
+use tributary_complete::{BackgroundLiveNames, Completer, NameSnapshot};
 use tributary_sql::redact_sql;
 use tributary_sql::{Mode, Output, TestEvent};
 

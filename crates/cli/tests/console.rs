@@ -595,7 +595,7 @@ fn arroyos_console_compiles_every_served_schema_with_its_own_ajv() {
     );
     let dir = tempfile::tempdir().unwrap();
     let served = dir.path().join("connectors.json");
-    let connectors = tributary_sql::api::connectors();
+    let connectors = tributary_api::connectors();
     std::fs::write(&served, serde_json::to_string(&connectors).unwrap()).unwrap();
     let out = Command::new("node")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/arroyo_console_schemas.cjs"))

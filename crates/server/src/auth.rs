@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use std::net::SocketAddr;
 use std::path::Path;
 use subtle::ConstantTimeEq;
-use tributary_sql::api::{ApiError, ApiStatus};
+use tributary_api::{ApiError, ApiStatus};
 
 /// How requests are authenticated.
 #[derive(Clone)]

@@ -8,7 +8,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
-use tributary_sql::api::{ApiError, ApiStatus};
+use tributary_api::{ApiError, ApiStatus};
 use tributary_types::limits::MAX_JSON_DEPTH;
 
 /// A JSON request body of type `T`.

@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and the request
-//! and response types of `tributary_sql::api`.
+//! and response types of `tributary_api`.
 
 use crate::handlers::{misc, profiles, tables};
 use utoipa::OpenApi;
@@ -20,7 +20,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         tables::list, tables::create, tables::test, tables::test_schema, tables::infer_schema,
         tables::get, tables::patch, tables::delete, tables::create_sql, tables::body_sql,
     ),
-    components(schemas(tributary_sql::api::ApiDiagnostic, tributary_sql::api::SqlEvent)),
+    components(schemas(tributary_api::ApiDiagnostic, tributary_api::SqlEvent)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
 )]

@@ -5,7 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde::Serialize;
-use tributary_sql::api::ApiError;
+use tributary_api::ApiError;
 
 /// A failed request.
 #[derive(Debug)]

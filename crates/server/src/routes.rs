@@ -13,8 +13,8 @@ use axum::http::Method;
 use axum::routing::{MethodRouter, on};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
+use tributary_api::ApiError;
 use tributary_sql::Session;
-use tributary_sql::api::ApiError;
 
 /// A route: method, path under `/v1`, handler.
 type Route = (Method, &'static str, fn() -> MethodRouter<AppState>);
@@ -93,7 +93,7 @@ fn table() -> Vec<Route> {
 
 /// The application: every route under `/api/v1` and `/v1`, for `session`.
 pub fn router(session: Arc<Session>, config: ServerConfig) -> Router {
-    let connectors = serde_json::to_vec(&tributary_sql::api::connectors())
+    let connectors = serde_json::to_vec(&tributary_api::connectors())
         .map(bytes::Bytes::from)
         .unwrap_or_default();
     // The session reaches only what the operator allows, and runs every query inside
@@ -151,7 +151,7 @@ async fn catch_up(
         Ok(()) => next.run(req).await,
         Err(e) => Failure(
             ApiError::new(
-                tributary_sql::api::ApiStatus::Unavailable,
+                tributary_api::ApiStatus::Unavailable,
                 "catalog_unavailable",
                 e.to_string(),
             )
@@ -173,7 +173,7 @@ async fn not_found(uri: axum::http::Uri) -> Failure {
 
 async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Failure {
     Failure(ApiError::new(
-        tributary_sql::api::ApiStatus::MethodNotAllowed,
+        tributary_api::ApiStatus::MethodNotAllowed,
         "method_not_allowed",
         format!(
             "{method} is not allowed on '{}'",

@@ -8,7 +8,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{self, Stream};
 use std::convert::Infallible;
-use tributary_sql::api::{SqlEvent, SqlStream};
+use tributary_api::{SqlEvent, SqlStream};
 
 /// How the answer streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

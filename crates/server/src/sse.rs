@@ -8,7 +8,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{self, Stream};
 use std::convert::Infallible;
-use tributary_sql::api::{TestSourceMessage, TestStream};
+use tributary_api::{TestSourceMessage, TestStream};
 
 /// The streaming answer, starting with `first`.
 pub(crate) fn events(first: TestSourceMessage, rest: TestStream, slot: TestSlot) -> Response {

@@ -3,34 +3,12 @@
 //! and every cell of every result set built here passes `redact_text`, which hides
 //! credentials inside other values (URL userinfo, `password=...` pairs).
 
-use crate::windows::TIMESTAMP_COLUMN;
-use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use std::sync::Arc;
+use datafusion::arrow::array::RecordBatch;
 use tributary_catalog::CatalogStore;
 use tributary_connectors::{describe, registry};
-use tributary_types::{ConnectionProfile, ConnectionTable, FieldType, redact_text};
-
-/// A batch of text columns, every cell redacted of embedded credentials.
-pub fn text_batch(columns: &[&str], rows: Vec<Vec<String>>) -> RecordBatch {
-    let schema = Arc::new(Schema::new(
-        columns
-            .iter()
-            .map(|c| Field::new(*c, DataType::Utf8, false))
-            .collect::<Vec<_>>(),
-    ));
-    let arrays: Vec<ArrayRef> = (0..columns.len())
-        .map(|i| {
-            Arc::new(StringArray::from(
-                rows.iter()
-                    .map(|r| redact_text(&r[i]).into_owned())
-                    .collect::<Vec<_>>(),
-            )) as ArrayRef
-        })
-        .collect();
-    // The schema and arrays are built together above, so they always agree.
-    RecordBatch::try_new(schema.clone(), arrays).unwrap_or_else(|_| RecordBatch::new_empty(schema))
-}
+use tributary_exec::result_text::text_batch;
+use tributary_exec::windows::TIMESTAMP_COLUMN;
+use tributary_types::{ConnectionProfile, ConnectionTable, FieldType};
 
 fn yes(b: bool) -> String {
     if b { "yes".into() } else { "no".into() }

@@ -1,6 +1,9 @@
-//! Tributary's SQL layer: the dialect and parser, the option pipeline that turns DDL into
-//! validated catalog records, DataFusion's catalog/schema/table providers over the catalog,
-//! window functions, and [`Session`], which runs scripts.
+//! Tributary's SQL front door: [`Session`], which runs scripts statement by statement,
+//! applying DDL (planned by `tributary-dialect`) to the catalog and running queries
+//! through DataFusion over the providers of `tributary-exec`. Embedders use this crate;
+//! it re-exports what they need from the two below. The catalog as data (REST bodies,
+//! dumps, plan/apply, Arroyo sync) is `tributary-api`, completion `tributary-complete`;
+//! both build on this crate.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -14,51 +17,27 @@
 //! # Ok(()) }
 //! ```
 
-pub mod api;
-pub mod arroyo_sync;
-pub mod complete;
-mod ddl;
-mod declared;
-mod deep;
 pub mod describe;
-pub mod dump;
-pub mod errors;
-pub mod help;
-mod json_path;
-mod mask;
-pub mod parser;
-pub mod pipeline_options;
-pub mod plan;
-pub mod preview;
-mod provider;
-pub mod render;
 pub mod report;
-pub mod resources;
-mod sample_rows;
-mod session;
-mod sinks;
-mod sql_text;
-mod testing;
-mod types;
-mod windows;
+pub mod session;
 
-pub use ddl::{GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption};
-pub use mask::redact_sql;
-pub use provider::{
-    ConnectionTableProvider, LookupJoin, LookupJoinExec, LookupJoins, SessionShared,
-    TributaryCatalogProvider, TributaryQueryPlanner, TributarySchemaProvider,
-};
+// The layers below, under the names embedders have always used.
+pub use tributary_dialect::datafusion_diagnostics as errors;
+pub use tributary_dialect::{help, parser, render};
+pub use tributary_exec::preview_bounds as preview;
+pub use tributary_exec::{pipeline_options, resources};
+
 pub use session::{
     DefinitionTest, IDLE_TICK, Mode, Outcome, Output, RowSink, ScriptSummary, Session,
     StatementError, StatementResult, register, session_config,
 };
-pub use testing::{Progress, is_stage_note};
 pub use tributary_connectors::probe::{Outcome as TestOutcome, TestEvent};
-pub use windows::{
-    EVENT_TIME_METADATA, EventTimeWindows, ExpandWindows, window_functions, window_type,
+pub use tributary_dialect::{
+    GENERIC_PROFILE_OPTIONS, GENERIC_TABLE_OPTIONS, GenericOption, redact_sql,
 };
-
-/// The DataFusion catalog name Tributary registers.
-pub const CATALOG_NAME: &str = "tributary";
-/// The schema holding the connection tables.
-pub const SCHEMA_NAME: &str = "public";
+pub use tributary_exec::{
+    CATALOG_NAME, ConnectionTableProvider, EVENT_TIME_METADATA, EventTimeWindows, ExpandWindows,
+    LookupJoin, LookupJoinExec, LookupJoins, Progress, SCHEMA_NAME, SessionShared,
+    TributaryCatalogProvider, TributaryQueryPlanner, TributarySchemaProvider, is_stage_note,
+    window_functions, window_type,
+};

@@ -8,14 +8,14 @@
 //! [`ReportHead`] (what and where, the columns), the rows, then its [`ReportTail`]
 //! (how it ended, notes and diagnostics).
 
-use crate::complete::lexer::{Kind, tokens};
-use crate::parser::spans::LineIndex;
 use crate::session::{Outcome, Output};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use tributary_dialect::parser::spans::LineIndex;
+use tributary_dialect::partial_lexer::{Kind, tokens};
 use tributary_types::{Diagnostic, Severity, Span};
 
 /// How far past a statement's start its kind is looked for, when its end is not known:

@@ -6,7 +6,7 @@ use crate::reply::{Answer, json, json_bytes};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use tributary_sql::api::{
+use tributary_api::{
     ApplyPost, ConnectorCollection, EmptyCollection, EmptyPage, ErrorResp, GlobalUdfCollection,
     PaginationQueryParams, PlanPost, QueryValidationResult, SqlPost, SqlResponse,
     ValidateQueryPost,
@@ -23,7 +23,7 @@ pub(crate) async fn ping() -> Answer {
 #[utoipa::path(get, path = "/v1/udfs", tag = "udfs",
     responses((status = 200, body = GlobalUdfCollection)))]
 pub(crate) async fn udfs(State(state): State<AppState>) -> Answer {
-    Ok(json(&tributary_sql::api::list_udfs(&state.session)?))
+    Ok(json(&tributary_api::list_udfs(&state.session)?))
 }
 
 /// Jobs: none (Tributary runs no pipelines).
@@ -63,7 +63,7 @@ pub(crate) async fn validate_query(
     ApiJson(post): ApiJson<ValidateQueryPost>,
 ) -> Answer {
     Ok(json(
-        &tributary_sql::api::validate_query(&state.session, &post).await?,
+        &tributary_api::validate_query(&state.session, &post).await?,
     ))
 }
 
@@ -80,7 +80,7 @@ pub(crate) async fn plan(
     ApiJson(post): ApiJson<PlanPost>,
 ) -> Answer {
     Ok(json(
-        &tributary_sql::api::plan_files(&state.session, &post).await?,
+        &tributary_api::plan_files(&state.session, &post).await?,
     ))
 }
 
@@ -98,7 +98,7 @@ pub(crate) async fn apply(
     ApiJson(post): ApiJson<ApplyPost>,
 ) -> Answer {
     Ok(json(
-        &tributary_sql::api::apply_files(&state.session, &post).await?,
+        &tributary_api::apply_files(&state.session, &post).await?,
     ))
 }
 
@@ -116,12 +116,10 @@ pub(crate) async fn sql(
 ) -> Answer {
     if let Some(kind) = crate::sql_stream::requested(&headers) {
         // The stream holds its slot among the requests that run SQL until it ends.
-        let events = tributary_sql::api::stream_sql(state.session.clone(), post).await?;
+        let events = tributary_api::stream_sql(state.session.clone(), post).await?;
         return Ok(crate::sql_stream::response(kind, events));
     }
-    Ok(json(
-        &tributary_sql::api::run_sql(&state.session, &post).await?,
-    ))
+    Ok(json(&tributary_api::run_sql(&state.session, &post).await?))
 }
 
 /// This API's OpenAPI 3.1 document.

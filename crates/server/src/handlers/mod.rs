@@ -1,4 +1,4 @@
-//! The request handlers, one file per resource. Each extracts, calls `tributary_sql::api`
+//! The request handlers, one file per resource. Each extracts, calls `tributary_api`
 //! and encodes; none holds a rule of its own.
 
 pub(crate) mod misc;
@@ -8,7 +8,7 @@ pub(crate) mod tables;
 use crate::reply::Failure;
 use crate::state::AppState;
 use tokio::sync::OwnedSemaphorePermit;
-use tributary_sql::api::{ApiError, ApiStatus};
+use tributary_api::{ApiError, ApiStatus};
 use tributary_sql::resources::Slot;
 
 /// What a connection test holds while it runs: a place among the tests (each holds
@@ -34,7 +34,7 @@ pub(crate) async fn test_slot(state: &AppState) -> Result<TestSlot, Failure> {
             .with_hint("Try again when one has finished."),
         )
     })?;
-    let slot = tributary_sql::api::admit(&state.session)
+    let slot = tributary_api::admit(&state.session)
         .await
         .map_err(Failure)?;
     Ok(TestSlot {

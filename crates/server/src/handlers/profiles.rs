@@ -5,8 +5,8 @@ use crate::json::ApiJson;
 use crate::reply::{Answer, empty, json};
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use tributary_sql::api::{
-    self, ConnectionAutocompleteResp, ConnectionProfileCollection, ConnectionProfilePatch,
+use tributary_api::{
+    ConnectionAutocompleteResp, ConnectionProfileCollection, ConnectionProfilePatch,
     ConnectionProfilePost, ConnectionProfileView, ErrorResp, TestSourceMessage,
 };
 
@@ -14,7 +14,7 @@ use tributary_sql::api::{
 #[utoipa::path(get, path = "/v1/connection_profiles", tag = "connection_profiles",
     responses((status = 200, body = ConnectionProfileCollection)))]
 pub(crate) async fn list(State(state): State<AppState>) -> Answer {
-    Ok(json(&api::list_profiles(&state.session)?))
+    Ok(json(&tributary_api::list_profiles(&state.session)?))
 }
 
 /// Create a profile (`CREATE CONNECTION PROFILE`); its connection is tested first
@@ -32,7 +32,9 @@ pub(crate) async fn create(
         Some(false) => None,
         _ => Some(test_slot(&state).await?),
     };
-    Ok(json(&api::create_profile(&state.session, &post).await?))
+    Ok(json(
+        &tributary_api::create_profile(&state.session, &post).await?,
+    ))
 }
 
 /// Test a profile's connection without storing it: one JSON message, or with
@@ -52,12 +54,15 @@ pub(crate) async fn test(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
     if streamed {
-        let (first, stream) =
-            api::test_profile_stream(state.session.clone(), &post, state.config.max_test_duration)
-                .await?;
+        let (first, stream) = tributary_api::test_profile_stream(
+            state.session.clone(),
+            &post,
+            state.config.max_test_duration,
+        )
+        .await?;
         return Ok(crate::sse::events(first, stream, slot));
     }
-    let answer = json(&api::test_profile(&state.session, &post).await?);
+    let answer = json(&tributary_api::test_profile(&state.session, &post).await?);
     drop(slot);
     Ok(answer)
 }
@@ -67,7 +72,7 @@ pub(crate) async fn test(
     params(("id" = String, Path, description = "The profile's id (cp_...) or name")),
     responses((status = 200, body = ConnectionProfileView), (status = 404, body = ErrorResp)))]
 pub(crate) async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Answer {
-    Ok(json(&api::get_profile(&state.session, &id)?))
+    Ok(json(&tributary_api::get_profile(&state.session, &id)?))
 }
 
 /// Change a profile's settings (`ALTER CONNECTION PROFILE ... SET`; `null` removes a
@@ -84,7 +89,7 @@ pub(crate) async fn patch(
     ApiJson(patch): ApiJson<ConnectionProfilePatch>,
 ) -> Answer {
     Ok(json(
-        &api::patch_profile(&state.session, &id, &patch).await?,
+        &tributary_api::patch_profile(&state.session, &id, &patch).await?,
     ))
 }
 
@@ -94,7 +99,7 @@ pub(crate) async fn patch(
     responses((status = 200, description = "Deleted (empty body)"), (status = 404, body = ErrorResp),
         (status = 409, body = ErrorResp)))]
 pub(crate) async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Answer {
-    api::delete_profile(&state.session, &id).await?;
+    tributary_api::delete_profile(&state.session, &id).await?;
     Ok(empty())
 }
 
@@ -105,5 +110,7 @@ pub(crate) async fn delete(State(state): State<AppState>, Path(id): Path<String>
         (status = 404, body = ErrorResp), (status = 429, body = ErrorResp)))]
 pub(crate) async fn autocomplete(State(state): State<AppState>, Path(id): Path<String>) -> Answer {
     let _slot = test_slot(&state).await?;
-    Ok(json(&api::autocomplete(&state.session, &id).await?))
+    Ok(json(
+        &tributary_api::autocomplete(&state.session, &id).await?,
+    ))
 }

@@ -7,9 +7,9 @@ use crate::state::AppState;
 use axum::extract::{OriginalUri, Path, State};
 use bytes::Bytes;
 use serde_json::Value;
-use tributary_sql::api::{
-    self, ConnectionTableCollection, ConnectionTablePatch, ConnectionTablePost,
-    ConnectionTableView, ErrorResp, InferredSchema, PaginationQueryParams, SchemaInferPost,
+use tributary_api::{
+    ConnectionTableCollection, ConnectionTablePatch, ConnectionTablePost, ConnectionTableView,
+    ErrorResp, InferredSchema, PaginationQueryParams, SchemaInferPost,
 };
 
 /// A cached answer for this request at the catalog's current generation, or a fresh
@@ -35,8 +35,9 @@ fn cached(
 }
 
 fn encode<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, crate::reply::Failure> {
-    serde_json::to_vec(v)
-        .map_err(|e| api::ApiError::internal(format!("cannot encode the answer: {e}")).into())
+    serde_json::to_vec(v).map_err(|e| {
+        tributary_api::ApiError::internal(format!("cannot encode the answer: {e}")).into()
+    })
 }
 
 /// One page of tables, newest first.
@@ -49,7 +50,7 @@ pub(crate) async fn list(
     ApiQuery(params): ApiQuery<PaginationQueryParams>,
 ) -> Answer {
     cached(&state, &uri, || {
-        encode(&api::list_tables(&state.session, &params)?)
+        encode(&tributary_api::list_tables(&state.session, &params)?)
     })
 }
 
@@ -70,14 +71,16 @@ pub(crate) async fn create(
     } else {
         None
     };
-    Ok(json(&api::create_table(&state.session, &post).await?))
+    Ok(json(
+        &tributary_api::create_table(&state.session, &post).await?,
+    ))
 }
 
 /// Test a table body's connection, streaming each stage as a server-sent event
 /// (`data: {"error", "done", "message"}`), the last with `done: true`.
 #[utoipa::path(post, path = "/v1/connection_tables/test", tag = "connection_tables",
     request_body = ConnectionTablePost,
-    responses((status = 200, description = "text/event-stream of TestSourceMessage", content_type = "text/event-stream", body = api::TestSourceMessage),
+    responses((status = 200, description = "text/event-stream of TestSourceMessage", content_type = "text/event-stream", body = tributary_api::TestSourceMessage),
         (status = 400, body = ErrorResp), (status = 403, body = ErrorResp),
         (status = 429, body = ErrorResp)))]
 pub(crate) async fn test(
@@ -86,7 +89,8 @@ pub(crate) async fn test(
 ) -> Answer {
     let slot = test_slot(&state).await?;
     let (first, stream) =
-        api::test_table(state.session.clone(), &post, state.config.max_test_duration).await?;
+        tributary_api::test_table(state.session.clone(), &post, state.config.max_test_duration)
+            .await?;
     Ok(crate::sse::events(first, stream, slot))
 }
 
@@ -96,7 +100,7 @@ pub(crate) async fn test(
     responses((status = 200, description = "The expanded schema", body = Object),
         (status = 400, body = ErrorResp)))]
 pub(crate) async fn test_schema(ApiJson(body): ApiJson<Value>) -> Answer {
-    Ok(json(&api::test_schema(&body)?))
+    Ok(json(&tributary_api::test_schema(&body)?))
 }
 
 /// Infer columns from messages sampled with a table body's settings.
@@ -109,7 +113,9 @@ pub(crate) async fn infer_schema(
     ApiJson(post): ApiJson<SchemaInferPost>,
 ) -> Answer {
     let _slot = test_slot(&state).await?;
-    Ok(json(&api::infer_schema(&state.session, &post).await?))
+    Ok(json(
+        &tributary_api::infer_schema(&state.session, &post).await?,
+    ))
 }
 
 /// One table, by id or name.
@@ -122,7 +128,7 @@ pub(crate) async fn get(
     Path(id): Path<String>,
 ) -> Answer {
     cached(&state, &uri, || {
-        encode(&api::get_table(&state.session, &id)?)
+        encode(&tributary_api::get_table(&state.session, &id)?)
     })
 }
 
@@ -139,7 +145,9 @@ pub(crate) async fn patch(
     Path(id): Path<String>,
     ApiJson(patch): ApiJson<ConnectionTablePatch>,
 ) -> Answer {
-    Ok(json(&api::patch_table(&state.session, &id, &patch).await?))
+    Ok(json(
+        &tributary_api::patch_table(&state.session, &id, &patch).await?,
+    ))
 }
 
 /// Delete a table (`DROP TABLE`).
@@ -148,7 +156,7 @@ pub(crate) async fn patch(
     responses((status = 200, description = "Deleted (empty body)"), (status = 404, body = ErrorResp),
         (status = 409, body = ErrorResp)))]
 pub(crate) async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Answer {
-    api::delete_table(&state.session, &id).await?;
+    tributary_api::delete_table(&state.session, &id).await?;
     Ok(empty())
 }
 
@@ -158,7 +166,7 @@ pub(crate) async fn delete(State(state): State<AppState>, Path(id): Path<String>
     responses((status = 200, body = CreateSql), (status = 404, body = ErrorResp)))]
 pub(crate) async fn create_sql(State(state): State<AppState>, Path(id): Path<String>) -> Answer {
     Ok(json(&CreateSql {
-        sql: api::create_sql(&state.session, &id)?,
+        sql: tributary_api::create_sql(&state.session, &id)?,
     }))
 }
 
@@ -172,7 +180,7 @@ pub(crate) async fn body_sql(
     ApiJson(post): ApiJson<ConnectionTablePost>,
 ) -> Answer {
     Ok(json(&CreateSql {
-        sql: api::table_body_sql(&state.session, &post).await?,
+        sql: tributary_api::table_body_sql(&state.session, &post).await?,
     }))
 }
 

@@ -3,7 +3,7 @@
 //! secret survives in their text, whichever rule produced them.
 
 use super::outcome::Outcome;
-use crate::mask::secret_values;
+use tributary_dialect::secret_spans::secret_values;
 use tributary_types::limits::MAX_DIAGNOSTICS_PER_SCRIPT;
 use tributary_types::{Diagnostic, REDACTED, bound_diagnostics, redact_text};
 

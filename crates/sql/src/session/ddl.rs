@@ -1,16 +1,16 @@
 //! The session's DDL statements: connection profiles and connection tables are built by
-//! `crate::ddl`, tested where the statement asks, then applied in one catalog batch.
+//! `tributary_dialect::ddl`, tested where the statement asks, then applied in one catalog batch.
 
 use super::Session;
 use super::outcome::{Handled, Mode, Reply};
 use super::validation::{registry_framed, table_validation, take_validate};
-use crate::ddl::{
+use tributary_catalog::Change;
+use tributary_dialect::ddl::{
     build_profile, build_table, catalog_diagnostic, drop_profile, fetch_registry_schema,
     register_sink_schema,
 };
-use crate::parser::ast::{CreateTable, DropBehavior, Name};
-use crate::testing;
-use tributary_catalog::Change;
+use tributary_dialect::parser::ast::{CreateTable, DropBehavior, Name};
+use tributary_exec::connection_probe;
 use tributary_types::{ConnectionTable, ConnectionType, Diagnostic, OptionValue, Span, SqlOption};
 
 impl Session {
@@ -43,7 +43,7 @@ impl Session {
     /// `validate = false` (checked and offline sessions never connect): the notes to
     /// report, with the result kept as the profile's `last_test`; or why nothing may be
     /// stored.
-    pub(crate) async fn test_profile_before_storing(
+    pub async fn test_profile_before_storing(
         &self,
         profile: &mut tributary_types::ConnectionProfile,
         statement_options: &[SqlOption],
@@ -62,21 +62,21 @@ impl Session {
         if !self.may_connect(mode) {
             return Ok(vec![]);
         }
-        let tested = testing::test_profile(
+        let tested = connection_probe::test_profile(
             profile,
-            testing::DEFAULT_TIMEOUT,
+            connection_probe::DEFAULT_TIMEOUT,
             self.progress.as_ref(),
             &self.shared.access(),
         )
         .await;
         let what = format!("connection profile '{}'", profile.name);
-        if let Some(d) = testing::failure_diagnostic(&what, &tested, span) {
+        if let Some(d) = connection_probe::failure_diagnostic(&what, &tested, span) {
             return Err(vec![d.with_note(
                 "nothing was stored; add validate = false to store the profile without testing it",
             )]);
         }
         profile.last_test = Some(tested.summary(tributary_catalog::now_micros()));
-        Ok(testing::event_notes(&tested.events, span))
+        Ok(connection_probe::event_notes(&tested.events, span))
     }
 
     pub(super) async fn alter_profile(
@@ -161,7 +161,7 @@ impl Session {
         let fetched = if self.may_connect(mode) {
             fetch_registry_schema(store, create, &self.shared.access()).await?
         } else {
-            notes.extend(crate::ddl::registry_not_fetched(store, create)?);
+            notes.extend(tributary_dialect::ddl::registry_not_fetched(store, create)?);
             None
         };
         let (mut table, mut warnings) =
@@ -215,7 +215,7 @@ impl Session {
                 .run_table_test(
                     &table,
                     limit,
-                    testing::DEFAULT_TIMEOUT,
+                    connection_probe::DEFAULT_TIMEOUT,
                     span,
                     self.progress.as_ref(),
                 )
@@ -239,7 +239,7 @@ impl Session {
     fn build_table_deep(
         &self,
         create: &CreateTable,
-        fetched: Option<crate::ddl::FetchedSchema>,
+        fetched: Option<tributary_dialect::ddl::FetchedSchema>,
         schema_pending: bool,
     ) -> Result<(ConnectionTable, Vec<Diagnostic>), Vec<Diagnostic>> {
         // Borrow the session state rather than cloning it (a clone copies every function
@@ -247,7 +247,7 @@ impl Session {
         let state = self.ctx.state_ref();
         let state = state.read();
         let access = self.shared.access();
-        crate::deep::for_depth(create.depth, || {
+        tributary_dialect::deep_stack::for_depth(create.depth, || {
             build_table(
                 self.shared.store.as_ref(),
                 &state,

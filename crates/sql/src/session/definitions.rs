@@ -7,15 +7,15 @@
 
 use super::outcome::{Mode, Outcome, Reply, StatementError, StatementResult};
 use super::{Session, boundary};
-use crate::ddl::{alter_profile, build_profile, build_table, catalog_diagnostic};
-use crate::parser::ast::{Name, ParsedStatement, Statement};
-use crate::parser::parse_script;
-use crate::testing::{self, Progress};
 use datafusion::arrow::array::RecordBatch;
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_catalog::{CatalogStore, Change, OverlayStore};
 use tributary_connectors::probe::TestEvent;
+use tributary_dialect::ddl::{alter_profile, build_profile, build_table, catalog_diagnostic};
+use tributary_dialect::parser::ast::{Name, ParsedStatement, Statement};
+use tributary_dialect::parser::parse_script;
+use tributary_exec::connection_probe::{self, Progress};
 use tributary_types::{ConnectionProfile, ConnectionTable, Diagnostic, ProfileId, Span, TableId};
 
 /// What testing a definition found.
@@ -91,7 +91,7 @@ impl Session {
             } => {
                 let (profile, notes) =
                     build_profile(name, options.clone(), *with_span, None).map_err(fail)?;
-                let tested = testing::test_profile(
+                let tested = connection_probe::test_profile(
                     &profile,
                     timeout,
                     progress.as_ref(),
@@ -100,7 +100,7 @@ impl Session {
                 .await;
                 let what = format!("connection profile '{}'", profile.name);
                 DefinitionTest {
-                    failure: testing::failure_diagnostic(&what, &tested, name.span)
+                    failure: connection_probe::failure_diagnostic(&what, &tested, name.span)
                         .map(|d| vec![d]),
                     events: tested.events,
                     rows: None,
@@ -126,7 +126,10 @@ impl Session {
                 let (rows, failure) = match outcome {
                     Ok((batch, more)) => {
                         notes.extend(more);
-                        let read = testing::read_anything(&tested, prepared.table.connection_type);
+                        let read = connection_probe::read_anything(
+                            &tested,
+                            prepared.table.connection_type,
+                        );
                         (read.then_some(batch), None)
                     }
                     Err(d) => (None, Some(d)),
@@ -283,7 +286,7 @@ impl Session {
     /// Every table using `profile` must still build with it: a change that would break
     /// one is refused, naming the table and why. Tables `rebuilt` says are replaced in
     /// the same batch (`apply` checks those against the profile itself) are passed over.
-    pub(crate) fn check_dependents(
+    pub fn check_dependents(
         &self,
         profile: &ConnectionProfile,
         span: Span,
@@ -311,7 +314,7 @@ impl Session {
             if rebuilt(&table) {
                 continue;
             }
-            let text = crate::sql_text::table_parts_of(&table, Some(&profile.name))
+            let text = tributary_dialect::sql_writer::table_parts_of(&table, Some(&profile.name))
                 .statement(&table.name)
                 .sql;
             let Some(Ok(ParsedStatement {
@@ -326,7 +329,7 @@ impl Session {
             // The table must still build, and still find the registry it reads its schema
             // from or registers its writer schema with (checked without connecting).
             let access = self.shared.access();
-            let built = crate::deep::for_depth(create.depth, || {
+            let built = tributary_dialect::deep_stack::for_depth(create.depth, || {
                 build_table(
                     &overlay,
                     &state,
@@ -337,8 +340,8 @@ impl Session {
                 )
             })
             .and_then(|(rebuilt, _)| {
-                crate::ddl::registry_not_fetched(&overlay, &create)?;
-                crate::ddl::plan_sink_registration(&overlay, &create, &rebuilt)
+                tributary_dialect::ddl::registry_not_fetched(&overlay, &create)?;
+                tributary_dialect::ddl::plan_sink_registration(&overlay, &create, &rebuilt)
             });
             if let Err(diags) = built
                 && let Some(first) = diags.into_iter().find(Diagnostic::is_error)

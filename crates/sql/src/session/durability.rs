@@ -5,12 +5,12 @@
 //! statement order; a flush that fails fails the statement it covered.
 
 use super::outcome::{Mode, Outcome, ScriptSummary, StatementError};
-use crate::parser::ast::Statement;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::ops::ControlFlow;
 use tributary_catalog::{CatalogStore, PendingWrite};
+use tributary_dialect::parser::ast::Statement;
 use tributary_types::OptionValue;
 
 tokio::task_local! {

@@ -5,9 +5,9 @@
 
 use super::Session;
 use super::outcome::{Handled, Reply};
-use crate::ddl::catalog_diagnostic;
-use crate::parser::ast::{CreateFunction, Name};
 use tributary_catalog::Change;
+use tributary_dialect::ddl::catalog_diagnostic;
+use tributary_dialect::parser::ast::{CreateFunction, Name};
 use tributary_types::{Definition, DefinitionBody, DefinitionKind, Diagnostic, Span, codes};
 
 impl Session {
@@ -44,7 +44,7 @@ impl Session {
                 .with_help("Choose another name (SHOW FUNCTIONS lists the ones taken)."),
             ]);
         }
-        if let Err(problem) = crate::declared::arrow_signature(&f.signature) {
+        if let Err(problem) = tributary_dialect::declared_functions::arrow_signature(&f.signature) {
             return Err(vec![
                 Diagnostic::error(format!("function '{}' has a type Tributary cannot use: {problem}", name.value))
                     .with_span(f.returns_span.union(&name.span))
@@ -111,7 +111,7 @@ impl Session {
 
     /// Register the catalog's declared functions on the session, if they changed.
     pub(super) fn sync_functions(&self, span: Span) -> Result<(), Vec<Diagnostic>> {
-        crate::declared::sync(
+        tributary_dialect::declared_functions::sync(
             &self.ctx,
             self.shared.store.as_ref(),
             &self.shared.functions,

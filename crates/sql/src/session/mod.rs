@@ -25,28 +25,28 @@ pub use outcome::{Mode, Outcome, Output, ScriptSummary, StatementError, Statemen
 use streaming::Delivery;
 pub use streaming::{IDLE_TICK, RowSink};
 
-use crate::ddl::catalog_diagnostic;
-use crate::errors::datafusion_diagnostic;
-use crate::parser::ast::{Name, ParsedStatement, Statement};
-use crate::parser::parse_script;
-use crate::provider::{SessionShared, TributaryCatalogProvider};
-use crate::testing;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use outcome::Handled;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use tributary_catalog::{CatalogStore, Change};
+use tributary_dialect::datafusion_diagnostics::datafusion_diagnostic;
+use tributary_dialect::ddl::catalog_diagnostic;
+use tributary_dialect::parser::ast::{Name, ParsedStatement, Statement};
+use tributary_dialect::parser::parse_script;
+use tributary_exec::connection_probe;
+use tributary_exec::provider::{SessionShared, TributaryCatalogProvider};
 use tributary_types::{Diagnostic, Span, closest};
 
 /// The DataFusion configuration Tributary sessions use: the `tributary` catalog and its
 /// `public` schema are the defaults, and `information_schema` is available.
 pub fn session_config() -> SessionConfig {
     SessionConfig::new()
-        .with_default_catalog_and_schema(crate::CATALOG_NAME, crate::SCHEMA_NAME)
+        .with_default_catalog_and_schema(tributary_exec::CATALOG_NAME, tributary_exec::SCHEMA_NAME)
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(true)
-        .with_option_extension(crate::preview::PreviewOptions::default())
-        .with_option_extension(crate::pipeline_options::PipelineOptions::default())
+        .with_option_extension(tributary_exec::preview_bounds::PreviewOptions::default())
+        .with_option_extension(tributary_exec::pipeline_options::PipelineOptions::default())
         // Spans on plan errors ("no field named x" at the column), for diagnostics that
         // point at the expression rather than the statement.
         .set_bool("datafusion.sql_parser.collect_spans", true)
@@ -59,12 +59,12 @@ pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<Sessi
     let shared = SessionShared::new(store);
     shared.set_state(ctx.state_weak_ref());
     ctx.register_catalog(
-        crate::CATALOG_NAME,
+        tributary_exec::CATALOG_NAME,
         Arc::new(TributaryCatalogProvider::new(shared.clone())),
     );
-    for f in crate::windows::window_functions()
+    for f in tributary_exec::windows::window_functions()
         .into_iter()
-        .chain(crate::json_path::json_path_functions())
+        .chain(tributary_exec::json_path::json_path_functions())
     {
         ctx.register_udf(f);
     }
@@ -72,8 +72,8 @@ pub fn register(ctx: &SessionContext, store: Arc<dyn CatalogStore>) -> Arc<Sessi
     // them into a fresh state cannot fail; if it ever did, queries would say the
     // function is unknown, which is the truth.
     let _ = datafusion_functions_json::register_all(&mut *ctx.state_ref().write());
-    ctx.add_analyzer_rule(Arc::new(crate::windows::EventTimeWindows));
-    ctx.add_analyzer_rule(Arc::new(crate::windows::ExpandWindows));
+    ctx.add_analyzer_rule(Arc::new(tributary_exec::windows::EventTimeWindows));
+    ctx.add_analyzer_rule(Arc::new(tributary_exec::windows::ExpandWindows));
     shared
 }
 
@@ -87,7 +87,7 @@ pub struct Session {
     /// Whether queries may write files through DataFusion (`COPY ... TO`).
     file_writes: bool,
     /// Where connection tests report their events as they happen.
-    progress: Option<testing::Progress>,
+    progress: Option<connection_probe::Progress>,
     /// Memory tables and named results last for the session (the shell), not for each
     /// script.
     session_script_tables: bool,
@@ -113,11 +113,11 @@ impl Session {
     /// tables become lookup joins. [`Session::context`] is that new context.
     pub fn with_context(ctx: SessionContext, store: Arc<dyn CatalogStore>) -> Self {
         let state = datafusion::execution::SessionStateBuilder::new_from_existing(ctx.state())
-            .with_query_planner(Arc::new(crate::provider::TributaryQueryPlanner))
-            .with_physical_optimizer_rule(Arc::new(crate::provider::PromptRows))
+            .with_query_planner(Arc::new(tributary_exec::provider::TributaryQueryPlanner))
+            .with_physical_optimizer_rule(Arc::new(tributary_exec::provider::PromptRows))
             .build();
         let ctx = SessionContext::new_with_state(state);
-        ctx.add_optimizer_rule(Arc::new(crate::provider::LookupJoins));
+        ctx.add_optimizer_rule(Arc::new(tributary_exec::provider::LookupJoins));
         let shared = register(&ctx, store);
         Self {
             ctx,
@@ -173,13 +173,13 @@ impl Session {
 
     /// Run every query inside `resources` from now on: each gets a memory pool of its
     /// own, drawn from the server's total. (Slots, deadlines and query threads are the
-    /// request's: see `crate::api`.)
-    pub fn govern(&self, resources: Arc<crate::resources::Resources>) {
+    /// request's: see `tributary_api`.)
+    pub fn govern(&self, resources: Arc<tributary_exec::resources::Resources>) {
         self.shared.set_resources(resources);
     }
 
     /// The resources queries run inside, if the session is governed.
-    pub fn resources(&self) -> Option<Arc<crate::resources::Resources>> {
+    pub fn resources(&self) -> Option<Arc<tributary_exec::resources::Resources>> {
         self.shared.resources()
     }
 
@@ -196,13 +196,13 @@ impl Session {
 
     /// The same session, reporting each connection test event to `progress` as it
     /// happens (the stage results still arrive with the statement's result).
-    pub fn with_progress(mut self, progress: testing::Progress) -> Self {
+    pub fn with_progress(mut self, progress: connection_probe::Progress) -> Self {
         self.progress = Some(progress);
         self
     }
 
     /// Report each connection test event to `progress` from now on.
-    pub fn set_progress(&mut self, progress: testing::Progress) {
+    pub fn set_progress(&mut self, progress: connection_probe::Progress) {
         self.progress = Some(progress);
     }
 
@@ -336,7 +336,7 @@ impl Session {
         if self.session_script_tables {
             run.await
         } else {
-            crate::provider::script::in_script_scope(run).await
+            tributary_exec::provider::script::in_script_scope(run).await
         }
     }
 
@@ -359,7 +359,7 @@ impl Session {
         // Outcomes run but waiting for their writes to be durable, in order.
         let mut unconfirmed = durability::Unconfirmed::default();
         let mut stopped = false;
-        for parsed in crate::parser::parse_script_lazily(sql) {
+        for parsed in tributary_dialect::parser::parse_script_lazily(sql) {
             let (outcome, writes) = match parsed {
                 Err(f) => {
                     let mut o = Err(StatementError {

@@ -5,12 +5,11 @@
 
 use super::Session;
 use super::outcome::{Handled, Mode, Reply};
-use crate::describe;
-use crate::parser::ast::Name;
-use crate::testing;
 use datafusion::arrow::array::RecordBatch;
 use tributary_catalog::Change;
 use tributary_connectors::probe::TestCode;
+use tributary_dialect::parser::ast::Name;
+use tributary_exec::connection_probe;
 use tributary_types::{ConnectionTable, Diagnostic, Span};
 
 impl Session {
@@ -50,12 +49,12 @@ impl Session {
         timeout: &Option<(String, Span)>,
         mode: Mode,
     ) -> Handled {
-        let timeout = testing::parse_timeout(timeout).map_err(|d| vec![d])?;
-        let mut profile = crate::ddl::lookup_profile(self.shared.store.as_ref(), name)?;
+        let timeout = connection_probe::parse_timeout(timeout).map_err(|d| vec![d])?;
+        let mut profile = tributary_dialect::ddl::lookup_profile(self.shared.store.as_ref(), name)?;
         if let Some(refused) = self.network_refused(mode, "the connection test", name.span) {
             return refused;
         }
-        let tested = testing::test_profile(
+        let tested = connection_probe::test_profile(
             &profile,
             timeout,
             self.progress.as_ref(),
@@ -66,10 +65,10 @@ impl Session {
         self.apply(vec![Change::PutProfile(profile.clone())], name.span)
             .await?;
         let what = format!("connection profile '{}'", profile.name);
-        if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
+        if let Some(d) = connection_probe::failure_diagnostic(&what, &tested, name.span) {
             return Err(vec![d]);
         }
-        Ok(Reply::rows(testing::events_batch(&tested.events)))
+        Ok(Reply::rows(connection_probe::events_batch(&tested.events)))
     }
 
     pub(super) async fn test_table(
@@ -79,12 +78,12 @@ impl Session {
         timeout: &Option<(String, Span)>,
         mode: Mode,
     ) -> Handled {
-        let timeout = testing::parse_timeout(timeout).map_err(|d| vec![d])?;
+        let timeout = connection_probe::parse_timeout(timeout).map_err(|d| vec![d])?;
         let table = self.lookup_table(name)?;
         if let Some(refused) = self.network_refused(mode, "the connection test", name.span) {
             return refused;
         }
-        let limit = limit.unwrap_or(testing::DEFAULT_LIMIT);
+        let limit = limit.unwrap_or(connection_probe::DEFAULT_LIMIT);
         let (tested, outcome) = self
             .run_table_test(&table, limit, timeout, name.span, self.progress.as_ref())
             .await;
@@ -97,23 +96,23 @@ impl Session {
     }
 
     pub(super) async fn show_topics(&self, name: &Name, mode: Mode) -> Handled {
-        let profile = crate::ddl::lookup_profile(self.shared.store.as_ref(), name)?;
+        let profile = tributary_dialect::ddl::lookup_profile(self.shared.store.as_ref(), name)?;
         if let Some(refused) = self.network_refused(mode, "SHOW TOPICS", name.span) {
             return refused;
         }
-        let (found, tested) = testing::complete(
+        let (found, tested) = connection_probe::complete(
             &profile,
-            testing::DEFAULT_TIMEOUT,
+            connection_probe::DEFAULT_TIMEOUT,
             self.progress.as_ref(),
             &self.shared.access(),
         )
         .await;
         let what = format!("connection profile '{}'", profile.name);
-        if let Some(d) = testing::failure_diagnostic(&what, &tested, name.span) {
+        if let Some(d) = connection_probe::failure_diagnostic(&what, &tested, name.span) {
             return Err(vec![d]);
         }
         match found {
-            Some(c) => Ok(Reply::rows(describe::text_batch(
+            Some(c) => Ok(Reply::rows(tributary_exec::result_text::text_batch(
                 &["name", "kind"],
                 c.names
                     .into_iter()
@@ -141,19 +140,22 @@ impl Session {
             value: name.to_string(),
             span: Span::default(),
         };
-        let profile = crate::ddl::lookup_profile(self.shared.store.as_ref(), &n)?;
+        let profile = tributary_dialect::ddl::lookup_profile(self.shared.store.as_ref(), &n)?;
         if let Some(Err(refused)) = self.network_refused(Mode::Run, "completion", n.span) {
             return Err(refused);
         }
-        let (found, tested) = testing::complete(
+        let (found, tested) = connection_probe::complete(
             &profile,
-            testing::DEFAULT_TIMEOUT,
+            connection_probe::DEFAULT_TIMEOUT,
             self.progress.as_ref(),
             &self.shared.access(),
         )
         .await;
-        match testing::failure_diagnostic(&format!("connection profile '{name}'"), &tested, n.span)
-        {
+        match connection_probe::failure_diagnostic(
+            &format!("connection profile '{name}'"),
+            &tested,
+            n.span,
+        ) {
             Some(d) => Err(vec![d]),
             None => Ok(found),
         }
@@ -167,13 +169,13 @@ impl Session {
         limit: u64,
         timeout: std::time::Duration,
         span: Span,
-        progress: Option<&testing::Progress>,
+        progress: Option<&connection_probe::Progress>,
     ) -> (
-        testing::Tested,
+        connection_probe::Tested,
         Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>>,
     ) {
-        let connection = testing::connection_of(self.shared.store.as_ref(), table);
-        let tested = testing::test_table(
+        let connection = connection_probe::connection_of(self.shared.store.as_ref(), table);
+        let tested = connection_probe::test_table(
             table,
             &connection,
             limit,
@@ -191,18 +193,18 @@ impl Session {
 /// with notes, or why it failed.
 fn judge_table_test(
     table: &ConnectionTable,
-    tested: &testing::Tested,
+    tested: &connection_probe::Tested,
     span: Span,
 ) -> Result<(RecordBatch, Vec<Diagnostic>), Vec<Diagnostic>> {
     let what = format!("table '{}'", table.name);
-    if let Some(d) = testing::failure_diagnostic(&what, tested, span) {
+    if let Some(d) = connection_probe::failure_diagnostic(&what, tested, span) {
         return Err(vec![d]);
     }
-    let mut notes = testing::event_notes(&tested.events, span);
-    if !testing::read_anything(tested, table.connection_type) {
-        return Ok((testing::events_batch(&tested.events), notes));
+    let mut notes = connection_probe::event_notes(&tested.events, span);
+    if !connection_probe::read_anything(tested, table.connection_type) {
+        return Ok((connection_probe::events_batch(&tested.events), notes));
     }
-    let decoded = testing::decode(table, &tested.messages).map_err(|e| {
+    let decoded = connection_probe::decode(table, &tested.messages).map_err(|e| {
         vec![
             Diagnostic::error(format!(
                 "table '{}' cannot decode its messages: {e}",

@@ -4,20 +4,20 @@
 use super::Session;
 use super::outcome::{Handled, Mode, Reply};
 use super::streaming::{Delivery, IDLE_TICK, RowSink};
-use crate::errors::datafusion_diagnostic;
-use crate::parser::ast::{Name, ParsedStatement};
-use crate::preview::PreviewOptions;
-use crate::provider::{
-    SessionShared, StatementText, check_plan, streaming_violations, unbounded_reads,
-};
-use crate::sinks::{InsertTarget, insert_target, window_into_timestamp};
-use crate::windows::implicit_time::plan_statement;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
 use tributary_catalog::Change;
+use tributary_dialect::datafusion_diagnostics::datafusion_diagnostic;
+use tributary_dialect::parser::ast::{Name, ParsedStatement};
+use tributary_exec::preview_bounds::PreviewOptions;
+use tributary_exec::provider::{
+    SessionShared, StatementText, check_plan, streaming_violations, unbounded_reads,
+};
+use tributary_exec::sinks::{InsertTarget, insert_target, window_into_timestamp};
+use tributary_exec::windows::implicit_time::plan_statement;
 use tributary_types::{Diagnostic, Span};
 
 impl Session {
@@ -46,11 +46,12 @@ impl Session {
         if mode == Mode::Check && !is_explain {
             // A checked query is a pipeline to be: reading an endless source is its
             // normal life, so only a query run here must be bounded.
-            let physical = crate::deep::block_on_deep(state.create_physical_plan(&plan))
-                .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
+            let physical =
+                tributary_dialect::deep_stack::block_on_deep(state.create_physical_plan(&plan))
+                    .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
             let mut notes = preview_notes(&physical, &state, span);
             if !self.file_writes {
-                notes.extend(crate::provider::file_write_notes(&plan, span));
+                notes.extend(tributary_exec::provider::file_write_notes(&plan, span));
             }
             return Ok(Reply::done("PLANNED", notes));
         }
@@ -69,7 +70,7 @@ impl Session {
         let task = Arc::new(task);
         // Analysis and optimisation recurse once per level of the query's nesting, as
         // planning does: on a grown stack too.
-        let physical = crate::deep::block_on_deep(df.create_physical_plan())
+        let physical = tributary_dialect::deep_stack::block_on_deep(df.create_physical_plan())
             .map_err(|e| vec![datafusion_diagnostic(&e, span)])?;
         let streamed = matches!(delivery, Delivery::Streamed(_));
         check_bounds(&physical, &self.ctx.state(), span, streamed)?;
@@ -124,22 +125,24 @@ impl Session {
     ) -> Result<Planned, Vec<Diagnostic>> {
         let span = stmt.span;
         let store = self.shared.store.as_ref();
-        let target = crate::deep::block_on_deep(insert_target(&stmt.text, store, state, span))?;
+        let target = tributary_dialect::deep_stack::block_on_deep(insert_target(
+            &stmt.text, store, state, span,
+        ))?;
         let inferred = target.as_ref().and_then(|t| {
             t.inferred
                 .as_ref()
                 .map(|f| self.set_inferred(&t.table.name, f.clone()))
         });
         let planning = plan_statement(&stmt.text, state.create_logical_plan(&stmt.text));
-        let plan = match crate::deep::block_on_deep(planning) {
+        let plan = match tributary_dialect::deep_stack::block_on_deep(planning) {
             Ok(plan) => plan,
             Err(e) => {
                 // A window written into a TIMESTAMP column: name the column.
-                let window = crate::deep::block_on_deep(window_into_timestamp(
+                let window = tributary_dialect::deep_stack::block_on_deep(window_into_timestamp(
                     &stmt.text, store, state, span,
                 ));
                 let mut d = window.unwrap_or_else(|| self.query_diagnostic(&e, span));
-                crate::windows::implicit_time::explain_wildcard(&mut d, &stmt.text);
+                tributary_exec::windows::implicit_time::explain_wildcard(&mut d, &stmt.text);
                 return Err(vec![d]);
             }
         };
@@ -157,7 +160,7 @@ impl Session {
         }
         // EXPLAIN prints a plan that fails analysis as rows; the failure is the statement's.
         if let LogicalPlan::Explain(explain) = &plan {
-            crate::deep::on_deep_stack(|| state.optimize(&explain.plan))
+            tributary_dialect::deep_stack::on_deep_stack(|| state.optimize(&explain.plan))
                 .map_err(|e| vec![self.query_diagnostic(&e, span)])?;
         }
         Ok(Planned {
@@ -175,7 +178,11 @@ impl Session {
         span: Span,
     ) -> Diagnostic {
         let d = datafusion_diagnostic(e, span);
-        let qualified = format!("{}.{}.", crate::CATALOG_NAME, crate::SCHEMA_NAME);
+        let qualified = format!(
+            "{}.{}.",
+            tributary_exec::CATALOG_NAME,
+            tributary_exec::SCHEMA_NAME
+        );
         if let Some(rest) = d.message.strip_prefix("table '")
             && let Some(name) = rest.strip_suffix("' not found")
         {

@@ -5,12 +5,12 @@
 
 use super::Session;
 use super::outcome::{Handled, Reply};
-use crate::parser::ast::{CreateTable, Name, QueryText};
-use crate::provider::script::{ScriptKind, ScriptTable};
 use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{LogicalPlan, WriteOp};
 use std::sync::Arc;
+use tributary_dialect::parser::ast::{CreateTable, Name, QueryText};
+use tributary_exec::provider::script::{ScriptKind, ScriptTable};
 use tributary_types::{Diagnostic, Span, codes};
 
 impl Session {
@@ -61,7 +61,11 @@ impl Session {
         let mut fields = Vec::with_capacity(create.columns.len());
         let mut errors = Vec::new();
         for c in &create.columns {
-            match crate::types::field_type(&c.name.value, &c.data_type, c.type_span) {
+            match tributary_dialect::column_types::field_type(
+                &c.name.value,
+                &c.data_type,
+                c.type_span,
+            ) {
                 Ok(t) => fields.push(Field::new(&c.name.value, t.to_arrow(), !c.not_null)),
                 Err(d) => errors.push(d),
             }
@@ -100,14 +104,15 @@ impl Session {
         self.refuse_taken_relation(name)?;
         self.refuse_taken_view(name)?;
         let plan = self.plan_definition_query(&query.text, query.span)?;
-        let mut problems = crate::provider::check_plan(&plan, query.span, self.file_writes);
+        let mut problems =
+            tributary_exec::provider::check_plan(&plan, query.span, self.file_writes);
         if problems.is_empty() {
-            let at = crate::provider::StatementText {
+            let at = tributary_exec::provider::StatementText {
                 text: &query.text,
                 span: query.span,
                 pipeline,
             };
-            problems = crate::provider::streaming_violations(&plan, &at);
+            problems = tributary_exec::provider::streaming_violations(&plan, &at);
         }
         if !problems.is_empty() {
             return Err(problems);
@@ -185,7 +190,9 @@ impl Session {
                     ),
             ]),
             Ok(None) => Ok(()),
-            Err(e) => Err(vec![crate::ddl::catalog_diagnostic(e, name.span)]),
+            Err(e) => Err(vec![tributary_dialect::ddl::catalog_diagnostic(
+                e, name.span,
+            )]),
         }
     }
 }

@@ -5,11 +5,11 @@
 
 use super::Session;
 use super::outcome::{Handled, Reply};
-use crate::errors::datafusion_message;
-use crate::parser::ast::Name;
-use crate::pipeline_options::PIPELINE_OPTIONS;
-use crate::preview::PreviewOptions;
 use datafusion::config::{ConfigExtension, ExtensionOptions};
+use tributary_dialect::datafusion_diagnostics::datafusion_message;
+use tributary_dialect::parser::ast::Name;
+use tributary_exec::pipeline_options::PIPELINE_OPTIONS;
+use tributary_exec::preview_bounds::PreviewOptions;
 use tributary_types::{Diagnostic, Span, closest, codes};
 
 /// An extension's entry key with its prefix (entries may or may not carry it).

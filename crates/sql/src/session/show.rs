@@ -2,10 +2,10 @@
 
 use super::Session;
 use super::outcome::{Handled, Reply};
-use crate::ddl::catalog_diagnostic;
 use crate::describe;
-use crate::parser::ast::Name;
 use tributary_connectors::registry;
+use tributary_dialect::ddl::catalog_diagnostic;
+use tributary_dialect::parser::ast::Name;
 use tributary_types::options::quoted_list;
 use tributary_types::{Diagnostic, Span, closest};
 
@@ -28,7 +28,7 @@ impl Session {
 
     pub(super) fn show_directories(&self, path: &str, span: Span) -> Handled {
         match tributary_connectors::subdirectories(path, &self.shared.access()) {
-            Ok(dirs) => Ok(Reply::rows(describe::text_batch(
+            Ok(dirs) => Ok(Reply::rows(tributary_exec::result_text::text_batch(
                 &["name", "kind"],
                 dirs.into_iter()
                     .map(|d| vec![d, "directory".to_string()])
@@ -70,7 +70,7 @@ impl Session {
     }
 
     pub(super) fn show_create_profile(&self, n: &Name) -> Handled {
-        let p = crate::ddl::lookup_profile(self.shared.store.as_ref(), n)?;
+        let p = tributary_dialect::ddl::lookup_profile(self.shared.store.as_ref(), n)?;
         Ok(Reply::rows(describe::create_statement(p.to_create_sql())))
     }
 
@@ -106,7 +106,7 @@ impl Session {
 
     pub(super) fn describe_profile(&self, n: &Name) -> Handled {
         let store = self.shared.store.as_ref();
-        let p = crate::ddl::lookup_profile(store, n)?;
+        let p = tributary_dialect::ddl::lookup_profile(store, n)?;
         Ok(Reply::rows(describe::describe_profile(store, &p)))
     }
 

@@ -1,7 +1,7 @@
 //! The `validate` option of CREATE statements: whether (and how far) a table proves its
 //! connection before it is stored.
 
-use crate::testing;
+use tributary_exec::connection_probe;
 use tributary_types::{Diagnostic, Format, OptionValue, Span, SqlOption};
 
 /// Split `validate` off a statement's options.
@@ -30,7 +30,7 @@ pub(super) fn table_validation(
     };
     match value.as_text().to_lowercase().as_str() {
         "connect" => Ok(Some(0)),
-        "sample" => Ok(Some(testing::DEFAULT_LIMIT)),
+        "sample" => Ok(Some(connection_probe::DEFAULT_LIMIT)),
         "false" | "none" => Ok(None),
         other => Err(tributary_types::options::not_allowed(
             "validate",

@@ -4,15 +4,15 @@
 
 use super::Session;
 use super::outcome::{Handled, Mode, Reply};
-use crate::ddl::catalog_diagnostic;
-use crate::errors::datafusion_diagnostic;
-use crate::parser::ast::{CreateView, DropBehavior, Name};
-use crate::provider::check_plan;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::DFParser;
 use datafusion::sql::resolve::resolve_table_references;
 use std::collections::BTreeSet;
 use tributary_catalog::{CatalogStore, Change};
+use tributary_dialect::datafusion_diagnostics::datafusion_diagnostic;
+use tributary_dialect::ddl::catalog_diagnostic;
+use tributary_dialect::parser::ast::{CreateView, DropBehavior, Name};
+use tributary_exec::provider::check_plan;
 use tributary_types::{
     Definition, DefinitionBody, DefinitionKind, Dependency, Diagnostic, Span, closest, codes,
 };
@@ -45,16 +45,16 @@ impl Session {
         self.refuse_taken_relation(name)?;
         let plan = self.plan_definition_query(&v.query.text, v.query.span)?;
         let columns: Vec<String> = v.columns.iter().map(|c| c.value.clone()).collect();
-        let plan = crate::provider::named_columns(plan, &columns)
+        let plan = tributary_exec::provider::named_columns(plan, &columns)
             .map_err(|e| vec![datafusion_diagnostic(&e, v.query.span).with_span(name.span)])?;
         let mut problems = check_plan(&plan, v.query.span, self.file_writes);
         if problems.is_empty() {
-            let at = crate::provider::StatementText {
+            let at = tributary_exec::provider::StatementText {
                 text: &v.query.text,
                 span: v.query.span,
                 pipeline: false,
             };
-            problems = crate::provider::streaming_violations(&plan, &at);
+            problems = tributary_exec::provider::streaming_violations(&plan, &at);
         }
         if !problems.is_empty() {
             return Err(problems);
@@ -75,7 +75,7 @@ impl Session {
             // A checked query is a pipeline to be: planning it physically finds what
             // logical planning leaves (a window over a column of the wrong type).
             let state = self.ctx.state();
-            crate::deep::block_on_deep(state.create_physical_plan(&plan))
+            tributary_dialect::deep_stack::block_on_deep(state.create_physical_plan(&plan))
                 .map_err(|e| vec![datafusion_diagnostic(&e, v.query.span)])?;
         }
         let now = tributary_catalog::now_micros();
@@ -135,9 +135,12 @@ impl Session {
     ) -> Result<LogicalPlan, Vec<Diagnostic>> {
         self.sync_functions(span)?;
         let state = self.ctx.state();
-        let planning =
-            crate::windows::implicit_time::plan_statement(text, state.create_logical_plan(text));
-        crate::deep::block_on_deep(planning).map_err(|e| vec![self.query_diagnostic(&e, span)])
+        let planning = tributary_exec::windows::implicit_time::plan_statement(
+            text,
+            state.create_logical_plan(text),
+        );
+        tributary_dialect::deep_stack::block_on_deep(planning)
+            .map_err(|e| vec![self.query_diagnostic(&e, span)])
     }
 
     /// The tables, views and declared functions a view's query names, and how many views
@@ -147,7 +150,7 @@ impl Session {
     fn reads_of(&self, query: &str, span: Span) -> Result<(Vec<Dependency>, u32), Vec<Diagnostic>> {
         use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, visit_expressions};
         let store = self.shared.store.as_ref();
-        let parsed = DFParser::parse_sql_with_dialect(query, &crate::parser::DIALECT)
+        let parsed = DFParser::parse_sql_with_dialect(query, &tributary_dialect::parser::DIALECT)
             .ok()
             .and_then(|mut statements| statements.pop_front());
         let Some(statement) = parsed else {
@@ -189,7 +192,7 @@ impl Session {
             if let SqlExpr::Function(f) = e
                 && let Some(last) = f.name.0.last().and_then(|p| p.as_ident())
             {
-                functions.insert(crate::parser::normalize_ident(last));
+                functions.insert(tributary_dialect::parser::normalize_ident(last));
             }
             std::ops::ControlFlow::<()>::Continue(())
         });
@@ -253,7 +256,7 @@ impl Session {
                 vec![v.name.clone(), reads.join(", "), query]
             })
             .collect();
-        Ok(Reply::rows(crate::describe::text_batch(
+        Ok(Reply::rows(tributary_exec::result_text::text_batch(
             &["name", "reads", "query"],
             rows,
         )))
@@ -262,7 +265,7 @@ impl Session {
     pub(super) fn show_create_view(&self, n: &Name) -> Handled {
         let v = self.lookup_view(n)?;
         Ok(Reply::rows(crate::describe::create_statement(
-            crate::sql_text::create_definition(&v),
+            tributary_dialect::sql_writer::create_definition(&v),
         )))
     }
 
@@ -272,7 +275,7 @@ impl Session {
             return Err(vec![self.view_not_found(n)]);
         };
         let plan = self.plan_definition_query(query, n.span).and_then(|p| {
-            crate::provider::named_columns(p, columns)
+            tributary_exec::provider::named_columns(p, columns)
                 .map_err(|e| vec![datafusion_diagnostic(&e, n.span)])
         })?;
         let rows = plan
@@ -291,7 +294,7 @@ impl Session {
                 ]
             })
             .collect();
-        Ok(Reply::rows(crate::describe::text_batch(
+        Ok(Reply::rows(tributary_exec::result_text::text_batch(
             &["column", "type", "arrow_type", "nullable"],
             rows,
         )))
