@@ -2,7 +2,7 @@
 //! deadline, a memory pool per query drawn from a total for the server, and threads of
 //! their own, apart from the ones that answer HTTP, so one request can never abort,
 //! starve or hang the rest. [`Resources`] is built from [`QueryLimits`]; a session given
-//! one ([`tributary_sql::Session::govern`]) runs every query inside it, and the REST API's
+//! one (`Session::govern`, in `tributary-sql`) runs every query inside it, and the REST API's
 //! library calls (`tributary_api`) admit, bound and run each request through it.
 
 mod gate;
