@@ -1,5 +1,6 @@
-//! Repository hygiene: every Rust file opens with a `//!` line saying what it is, and the
-//! user docs mention every generic and format option the code accepts.
+//! Repository hygiene: every Rust file opens with a `//!` line saying what it is, the SQL
+//! crates depend only downward (ARCHITECTURE.md, "Crate layers"), and the user docs
+//! mention every generic and format option the code accepts.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +37,85 @@ fn every_rust_file_starts_with_a_module_doc() {
         .map(|f| f.display().to_string())
         .collect();
     assert!(missing.is_empty(), "files without a //! line: {missing:#?}");
+}
+
+/// The names in a manifest's `[dependencies]` table (not dev- or build-dependencies).
+fn library_dependencies(krate: &str) -> Vec<String> {
+    let path = root().join("crates").join(krate).join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(!manifest.is_empty(), "cannot read {}", path.display());
+    let mut in_dependencies = false;
+    let mut out = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+        } else if in_dependencies && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['.', '=', ' ']).next().unwrap_or_default();
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_sql_crates_depend_only_downward() {
+    const BELOW: [&str; 5] = [
+        "tributary-types",
+        "tributary-formats",
+        "tributary-connectors",
+        "tributary-catalog",
+        "tributary-registry",
+    ];
+    // Each SQL crate and the crates of this workspace it may use beside those below it.
+    let layers: [(&str, &[&str]); 5] = [
+        ("dialect", &[]),
+        ("exec", &["tributary-dialect"]),
+        ("sql", &["tributary-dialect", "tributary-exec"]),
+        (
+            "api",
+            &["tributary-dialect", "tributary-exec", "tributary-sql"],
+        ),
+        ("complete", &["tributary-dialect", "tributary-sql"]),
+    ];
+    for (krate, allowed) in layers {
+        let deps = library_dependencies(krate);
+        assert!(deps.len() > 3, "{krate}: read only {deps:?}");
+        for dep in deps.iter().filter(|d| d.starts_with("tributary-")) {
+            assert!(
+                BELOW.contains(&dep.as_str()) || allowed.contains(&dep.as_str()),
+                "crates/{krate} depends on {dep}, which its layer may not use"
+            );
+        }
+    }
+    // The API's library half speaks no HTTP: the server routes.
+    for dep in library_dependencies("api") {
+        assert!(
+            !["axum", "hyper", "tower", "tower-http"].contains(&dep.as_str()),
+            "crates/api depends on {dep}"
+        );
+    }
+}
+
+#[test]
+fn the_dialect_plans_and_never_executes() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/dialect/src"), &mut files);
+    assert!(files.len() > 20, "found only {} files", files.len());
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for word in [
+            "ExecutionPlan",
+            "execute_stream",
+            "physical_plan",
+            "create_physical_plan",
+        ] {
+            assert!(
+                !text.contains(word),
+                "{} names {word}: execution belongs in crates/exec",
+                f.display()
+            );
+        }
+    }
 }
 
 #[test]
