@@ -1363,9 +1363,14 @@ async fn rabbitmq_streams_connect_authenticate_and_deliver() {
     }
 }
 
+/// The message the WebSocket peer waits for before it sends. Subscription messages are
+/// sensitive, so this value joins the process-wide known secrets: it must not be a word
+/// that other tests' expected diagnostics contain ("subscribed" would be masked).
+pub(crate) const WEBSOCKET_SUBSCRIPTION: &str = "subscribe feed 7f3a";
+
 /// A WebSocket server on 127.0.0.1: `/feed` wants `Authorization: Bearer sesame` and,
-/// after the text message `subscribe`, sends three messages (one not JSON); `/closer`
-/// closes at once with a policy violation; other paths are 404s.
+/// after the text message [`WEBSOCKET_SUBSCRIPTION`], sends three messages (one not
+/// JSON); `/closer` closes at once with a policy violation; other paths are 404s.
 #[allow(clippy::result_large_err)] // The handshake callback's error type is tungstenite's.
 pub(crate) async fn websocket_server() -> String {
     use futures::{SinkExt, StreamExt};
@@ -1413,7 +1418,7 @@ pub(crate) async fn websocket_server() -> String {
                     return;
                 }
                 while let Some(Ok(m)) = ws.next().await {
-                    if m == Message::text("subscribe") {
+                    if m == Message::text(WEBSOCKET_SUBSCRIPTION) {
                         for out in [r#"{"id": 1}"#, "not json", r#"{"id": 3}"#] {
                             ws.send(Message::text(out)).await.unwrap();
                         }
@@ -1429,7 +1434,7 @@ pub(crate) async fn websocket_server() -> String {
 async fn websocket_tables_handshake_subscribe_and_read() {
     let base = websocket_server().await;
     let s = session();
-    s.execute(&format!("CREATE TABLE feed (id BIGINT) WITH (connector = 'websocket', endpoint = '{base}/feed', headers = 'Authorization: Bearer sesame', 'subscription_messages.0' = 'subscribe', format = 'json')"))
+    s.execute(&format!("CREATE TABLE feed (id BIGINT) WITH (connector = 'websocket', endpoint = '{base}/feed', headers = 'Authorization: Bearer sesame', 'subscription_messages.0' = '{WEBSOCKET_SUBSCRIPTION}', format = 'json')"))
         .await
         .unwrap();
     let t = s.execute("TEST TABLE feed LIMIT 3").await.unwrap();

@@ -689,8 +689,9 @@ async fn websockets_are_read_after_their_subscription() {
     let s = Session::new(Arc::new(OverlayStore::in_memory()));
     s.execute(&format!(
         "CREATE TABLE feed (id BIGINT) WITH (connector = 'websocket', endpoint = '{base}/feed', \
-         headers = 'Authorization: Bearer sesame', 'subscription_messages.0' = 'subscribe', \
-         format = 'json', bad_data = 'drop')"
+         headers = 'Authorization: Bearer sesame', 'subscription_messages.0' = '{subscription}', \
+         format = 'json', bad_data = 'drop')",
+        subscription = crate::connection_tests::WEBSOCKET_SUBSCRIPTION
     ))
     .await
     .unwrap();
