@@ -215,7 +215,7 @@ async fn validate_query_here(parent: &Session, post: &ValidateQueryPost) -> Quer
     }
     let graph = match (&last_query, errors.is_empty()) {
         (Some(q), true) => match session.sql(q).await {
-            Ok(frame) => Some(graph_of(frame.logical_plan())),
+            Ok(frame) => Some(graph_of(frame.logical_plan(), q)),
             Err(e) => {
                 errors.extend(
                     e.diagnostics
@@ -255,27 +255,31 @@ fn sql_diagnostic(d: &Diagnostic) -> SqlDiagnostic {
 /// regardless.
 const MAX_PLAN_DEPTH: usize = 1_024;
 
-/// The plan as nodes (inputs first) and edges from each input to its consumer.
-fn graph_of(plan: &LogicalPlan) -> PipelineGraph {
+/// The plan of `query` as nodes (inputs first) and edges from each input to its consumer.
+fn graph_of(plan: &LogicalPlan, query: &str) -> PipelineGraph {
     let mut graph = PipelineGraph {
         nodes: vec![],
         edges: vec![],
     };
-    add_node(plan, &mut graph, 0);
+    // Redacted as an answer to the query: what the query itself shows is echoed, so a
+    // plan never confirms that a literal equals someone's secret.
+    let shown = tributary_dialect::secret_spans::masked(query);
+    add_node(plan, &mut graph, 0, &shown);
     graph
 }
 
-fn add_node(plan: &LogicalPlan, graph: &mut PipelineGraph, depth: usize) -> u64 {
+fn add_node(plan: &LogicalPlan, graph: &mut PipelineGraph, depth: usize, shown: &str) -> u64 {
     let inputs: Vec<u64> = if depth < MAX_PLAN_DEPTH {
         plan.inputs()
             .into_iter()
-            .map(|i| add_node(i, graph, depth + 1))
+            .map(|i| add_node(i, graph, depth + 1, shown))
             .collect()
     } else {
         vec![]
     };
     let id = graph.nodes.len() as u64;
-    let description = tributary_types::redact_text(&plan.display().to_string()).into_owned();
+    let description =
+        tributary_types::redact_answer(&plan.display().to_string(), shown).into_owned();
     let operator = description
         .split_once(':')
         .map(|(op, _)| op.to_string())

@@ -156,7 +156,7 @@ pub(crate) fn known_secret_ranges(text: &str) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::redact_text;
+    use crate::{redact_answer, redact_text};
 
     #[test]
     fn remembered_values_are_hidden_in_any_text() {
@@ -193,5 +193,33 @@ mod tests {
             remember_secret(v);
             assert_eq!(redact_text(&format!("x {v} y")), format!("x {v} y"));
         }
+    }
+
+    #[test]
+    fn an_answer_does_not_confirm_a_guessed_secret() {
+        remember_secret("Guessed-Pw-31");
+        let answer = |word: &str| {
+            let request = format!("SELECT {word}");
+            let message = format!("no field named {word}");
+            redact_answer(&message, &request).into_owned()
+        };
+        // A secret the request wrote is echoed as any other word would be.
+        assert_eq!(answer("Guessed-Pw-31"), "no field named Guessed-Pw-31");
+        assert_eq!(answer("Guessed-Pw-32"), "no field named Guessed-Pw-32");
+        // One it did not write is hidden, as are secrets by shape, written or not.
+        remember_secret("Not-Asked-Pw-33");
+        assert_eq!(
+            redact_answer(
+                "auth failed with Not-Asked-Pw-33 for redis://u:Shape-Pw-34@h",
+                "SELECT 1 FROM redis://u:Shape-Pw-34@h"
+            ),
+            "auth failed with ******** for redis://********@h"
+        );
+        // A request masked before it is passed (`masked`) does not show its own
+        // secrets, so they stay hidden.
+        assert_eq!(
+            redact_answer("bad value Guessed-Pw-31", "password = '********'"),
+            "bad value ********"
+        );
     }
 }

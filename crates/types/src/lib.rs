@@ -40,7 +40,8 @@ pub use records::{
 pub use schema::{ConnectionSchema, ConnectionType, SchemaDefinition, SchemaError, column_origin};
 pub use secret::{
     REDACTED, contains_env_reference, contains_redacted, env_references, is_env_reference,
-    looks_secret, merge_ranges, printable_secret, redact_text, resolve_env, secret_ranges,
+    looks_secret, merge_ranges, printable_secret, redact_answer, redact_text, resolve_env,
+    secret_ranges,
 };
 pub use span::{Location, Span};
 pub use suggest::{closest, edit_distance};

@@ -10,6 +10,7 @@
 //! (`sasl.password=...`, `?token=...`).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 /// What is printed in place of a secret.
 pub const REDACTED: &str = "********";
@@ -51,7 +52,36 @@ pub fn looks_secret(key: &str) -> bool {
 pub fn redact_text(text: &str) -> Cow<'_, str> {
     let mut ranges = secret_ranges(text);
     ranges.extend(crate::known_secrets::known_secret_ranges(text));
-    let ranges = merge_ranges(ranges);
+    replace_ranges(text, merge_ranges(ranges))
+}
+
+/// [`redact_text`] for text that answers a request (a statement's diagnostics, a query's
+/// plan): the same, except that a remembered secret is not hidden where `request` shows
+/// it itself. `request` is the request as it may be shown, its own secrets already
+/// masked (`tributary_dialect::secret_spans::masked`).
+///
+/// Echoing a caller's own words tells them nothing; hiding a word because someone's
+/// stored secret equals it would confirm their guess (`SELECT "hunter22"` answering
+/// `no field named ********`), so a token holder could test candidate passwords of
+/// profiles they cannot read. Secrets by shape are hidden as always.
+pub fn redact_answer<'a>(text: &'a str, request: &str) -> Cow<'a, str> {
+    let mut ranges = secret_ranges(text);
+    // Whether the request shows a value, asked once per distinct value found.
+    let mut shown: HashMap<&str, bool> = HashMap::new();
+    for (start, end) in crate::known_secrets::known_secret_ranges(text) {
+        let value = &text[start..end];
+        if !*shown
+            .entry(value)
+            .or_insert_with(|| request.contains(value))
+        {
+            ranges.push((start, end));
+        }
+    }
+    replace_ranges(text, merge_ranges(ranges))
+}
+
+/// `text` with each of `ranges` (in order, disjoint) replaced by [`REDACTED`].
+fn replace_ranges(text: &str, ranges: Vec<(usize, usize)>) -> Cow<'_, str> {
     if ranges.is_empty() {
         return Cow::Borrowed(text);
     }

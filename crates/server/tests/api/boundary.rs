@@ -480,6 +480,51 @@ async fn a_tables_secret_headers_do_not_follow_a_changed_endpoint() {
 }
 
 #[tokio::test]
+async fn an_answer_never_confirms_a_guess_at_a_stored_secret() {
+    let app = app_with(|c| c);
+    let r = app
+        .post(
+            "/api/v1/connection_profiles",
+            json!({"name": "theirs", "connector": "redis", "validate": false,
+                   "config": {"connection": {"address": "redis://127.0.0.1:6379"},
+                              "password": "Stored-Pw-8812"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    app.sql("CREATE TABLE ticks WITH (connector = 'impulse', event_rate = 10)")
+        .await;
+    // The right guess and a wrong one (of the same length, so spans agree) are answered
+    // alike, word for word: a diagnostic naming the word, and a plan quoting it.
+    let answer = |word: &'static str| {
+        let app = &app;
+        async move {
+            let failed = sql(app, &format!("SELECT \"{word}\" FROM ticks")).await;
+            let planned = app
+                .post(
+                    "/api/v1/pipelines/validate_query",
+                    json!({"query": format!("SELECT counter FROM ticks WHERE '{word}' <> ''")}),
+                )
+                .await;
+            assert_eq!(planned.status, 200, "{}", planned.text());
+            let text = format!("{failed:?} {}", planned.text());
+            assert!(text.matches(word).count() >= 2, "{text}");
+            text.replace(word, "WORD")
+        }
+    };
+    assert_eq!(
+        answer("Stored-Pw-8812").await,
+        answer("Stored-Pw-8813").await
+    );
+    // The secret is still hidden where the request did not write it.
+    let listed = app.get("/api/v1/connection_profiles").await;
+    assert!(
+        !listed.text().contains("Stored-Pw-8812"),
+        "{}",
+        listed.text()
+    );
+}
+
+#[tokio::test]
 async fn a_body_that_does_not_arrive_in_time_is_refused() {
     let app = app_with(|mut c| {
         c.timeouts.body_read = Duration::from_millis(500);

@@ -3,9 +3,9 @@
 //! secret survives in their text, whichever rule produced them.
 
 use super::outcome::Outcome;
-use tributary_dialect::secret_spans::secret_values;
+use tributary_dialect::secret_spans::{masked, secret_values};
 use tributary_types::limits::MAX_DIAGNOSTICS_PER_SCRIPT;
-use tributary_types::{Diagnostic, REDACTED, bound_diagnostics, redact_text};
+use tributary_types::{Diagnostic, REDACTED, bound_diagnostics, redact_answer};
 
 /// Bound a statement's diagnostics (its errors, or its warnings on success), and redact
 /// them: the secret values written in `statement` (its text) and credentials inside any
@@ -60,17 +60,20 @@ pub(super) fn seal_diagnostics(diags: &mut Vec<Diagnostic>, statement: &str) {
         return;
     }
     let secrets = secret_values(statement);
+    // The statement as its author may see it echoed: remembered secrets it shows are not
+    // hidden on that account, so a diagnostic never confirms a guessed secret.
+    let shown = masked(statement);
     for d in diags.iter_mut() {
-        scrub(&mut d.message, &secrets);
-        d.notes.iter_mut().for_each(|n| scrub(n, &secrets));
+        scrub(&mut d.message, &secrets, &shown);
+        d.notes.iter_mut().for_each(|n| scrub(n, &secrets, &shown));
         if let Some(h) = d.help.as_mut() {
-            scrub(h, &secrets);
+            scrub(h, &secrets, &shown);
         }
     }
 }
 
-fn scrub(text: &mut String, secrets: &[String]) {
-    if let std::borrow::Cow::Owned(redacted) = redact_text(text) {
+fn scrub(text: &mut String, secrets: &[String], shown: &str) {
+    if let std::borrow::Cow::Owned(redacted) = redact_answer(text, shown) {
         *text = redacted;
     }
     for s in secrets {
@@ -123,5 +126,37 @@ impl ScriptBudget {
     /// How many diagnostics were not reported.
     pub(super) fn suppressed(&self) -> usize {
         self.suppressed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealed_message(message: &str, statement: &str) -> String {
+        let mut diags = vec![Diagnostic::error(message)];
+        seal_diagnostics(&mut diags, statement);
+        diags.remove(0).message
+    }
+
+    #[test]
+    fn a_statement_echoes_its_own_words_but_never_its_own_secrets() {
+        tributary_types::remember_secrets_in(true, "Authorization: Bearer Own-Tok-551");
+        tributary_types::remember_secret("Someones-Pw-552");
+        // A word the statement wrote is echoed, whoever's secret it is.
+        assert_eq!(
+            sealed_message("no field named Someones-Pw-552", "SELECT Someones-Pw-552"),
+            "no field named Someones-Pw-552"
+        );
+        // Part of a secret option's value is hidden, though the statement holds it: the
+        // statement counts as shown only with its secrets masked.
+        let statement = concat!(
+            "CREATE TABLE t WITH (connector = 'webhook', ",
+            "headers = 'Authorization: Bearer Own-Tok-551')"
+        );
+        assert_eq!(
+            sealed_message("the peer refused Own-Tok-551", statement),
+            "the peer refused ********"
+        );
     }
 }
