@@ -48,7 +48,8 @@ pub fn looks_secret(key: &str) -> bool {
 /// process has seen ([`crate::remember_secret`]). Borrowed when nothing changed.
 ///
 /// This is the one redaction path: whatever leaves Tributary as text (an answer, a
-/// diagnostic, a log line, a dump) passes it.
+/// diagnostic, a log line, a dump) passes it, or [`redact_answer`], the same rules for
+/// text that answers a request.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
     let mut ranges = secret_ranges(text);
     ranges.extend(crate::known_secrets::known_secret_ranges(text));
