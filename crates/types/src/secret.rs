@@ -51,9 +51,8 @@ pub fn looks_secret(key: &str) -> bool {
 /// diagnostic, a log line, a dump) passes it, or [`redact_answer`], the same rules for
 /// text that answers a request.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
-    let mut ranges = secret_ranges(text);
-    ranges.extend(crate::known_secrets::known_secret_ranges(text));
-    replace_ranges(text, merge_ranges(ranges))
+    // Text that answers no request: every remembered secret is hidden.
+    redact_answer(text, "")
 }
 
 /// [`redact_text`] for text that answers a request (a statement's diagnostics, a query's
@@ -78,11 +77,7 @@ pub fn redact_answer<'a>(text: &'a str, request: &str) -> Cow<'a, str> {
             ranges.push((start, end));
         }
     }
-    replace_ranges(text, merge_ranges(ranges))
-}
-
-/// `text` with each of `ranges` (in order, disjoint) replaced by [`REDACTED`].
-fn replace_ranges(text: &str, ranges: Vec<(usize, usize)>) -> Cow<'_, str> {
+    let ranges = merge_ranges(ranges);
     if ranges.is_empty() {
         return Cow::Borrowed(text);
     }

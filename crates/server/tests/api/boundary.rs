@@ -66,6 +66,19 @@ async fn create_then_patch(app: &App, body: Value, config: Value) -> crate::comm
     .await
 }
 
+/// Create a Redis profile named `name` at `address` with `password`, not tested: its id.
+async fn redis_profile(app: &App, name: &str, address: &str, password: &str) -> String {
+    let r = app
+        .post(
+            "/api/v1/connection_profiles",
+            json!({"name": name, "connector": "redis", "validate": false,
+                   "config": {"connection": {"address": address}, "password": password}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
 fn single_file_table(name: &str, path: &str) -> Value {
     json!({"name": name, "connector": "single_file",
            "config": {"path": path, "type": "source"},
@@ -194,16 +207,7 @@ async fn a_password_does_not_follow_a_changed_address() {
         }
         all
     });
-    let r = app
-        .post(
-            "/api/v1/connection_profiles",
-            json!({"name": "cache", "connector": "redis", "validate": false,
-                   "config": {"connection": {"address": "redis://127.0.0.1:6379"},
-                              "password": "hunter2-secret"}}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let id = r.json()["id"].as_str().unwrap().to_string();
+    let id = redis_profile(&app, "cache", "redis://127.0.0.1:6379", "hunter2-secret").await;
     let p = app
         .call(
             "PATCH",
@@ -482,15 +486,13 @@ async fn a_tables_secret_headers_do_not_follow_a_changed_endpoint() {
 #[tokio::test]
 async fn an_answer_never_confirms_a_guess_at_a_stored_secret() {
     let app = app_with(|c| c);
-    let r = app
-        .post(
-            "/api/v1/connection_profiles",
-            json!({"name": "theirs", "connector": "redis", "validate": false,
-                   "config": {"connection": {"address": "redis://127.0.0.1:6379"},
-                              "password": "Stored-Pw-8812"}}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
+    redis_profile(&app, "theirs", "redis://127.0.0.1:6379", "Stored-Pw-8812").await;
+    // The server now knows the password by value: text that answers no request hides it
+    // (without this the comparison below would hold vacuously).
+    assert_eq!(
+        tributary_types::redact_text("pw Stored-Pw-8812"),
+        "pw ********"
+    );
     app.sql("CREATE TABLE ticks WITH (connector = 'impulse', event_rate = 10)")
         .await;
     // The right guess and a wrong one (of the same length, so spans agree) are answered
@@ -514,13 +516,6 @@ async fn an_answer_never_confirms_a_guess_at_a_stored_secret() {
     assert_eq!(
         answer("Stored-Pw-8812").await,
         answer("Stored-Pw-8813").await
-    );
-    // The secret is still hidden where the request did not write it.
-    let listed = app.get("/api/v1/connection_profiles").await;
-    assert!(
-        !listed.text().contains("Stored-Pw-8812"),
-        "{}",
-        listed.text()
     );
 }
 
